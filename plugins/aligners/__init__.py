@@ -1,0 +1,1 @@
+"""spanaug plugin aligners (registrations only; code in sibling modules)."""

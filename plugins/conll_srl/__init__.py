@@ -1,0 +1,1 @@
+"""spanaug plugin conll_srl (registrations only; code in sibling modules)."""

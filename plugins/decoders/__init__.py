@@ -1,0 +1,1 @@
+"""spanaug plugin decoders (registrations only; code in sibling modules)."""

@@ -1,0 +1,1 @@
+"""spanaug plugin expanders (registrations only; code in sibling modules)."""

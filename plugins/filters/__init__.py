@@ -1,0 +1,1 @@
+"""spanaug plugin filters (registrations only; code in sibling modules)."""

@@ -1,0 +1,1 @@
+"""spanaug plugin framenet (registrations only; code in sibling modules)."""

@@ -1,0 +1,1 @@
+"""spanaug plugin jsonl (registrations only; code in sibling modules)."""

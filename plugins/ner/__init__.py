@@ -1,0 +1,1 @@
+"""spanaug plugin ner (registrations only; code in sibling modules)."""

@@ -1,0 +1,65 @@
+"""The pluggy hooks a plugin implements to add components and CLI commands.
+
+Each ``register_<kind>s`` hook receives a ``register(cls)`` callable and calls it once per
+component class; the registry records which plugin registered what, so a name taken
+twice is reported with both plugins. ``register_commands`` receives the click group of
+the ``spanaug`` command and may add sub-commands to it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pluggy
+
+PROJECT = "spanaug"
+hookspec = pluggy.HookspecMarker(PROJECT)
+hookimpl = pluggy.HookimplMarker(PROJECT)
+
+Register = Callable[[type], None]
+
+
+@hookspec
+def register_datasets(register: Register) -> None:
+    """Register dataset readers (and writers): ``register(MyReader)``."""
+
+
+@hookspec
+def register_expanders(register: Register) -> None:
+    """Register constraint expanders."""
+
+
+@hookspec
+def register_decoders(register: Register) -> None:
+    """Register constrained decoders."""
+
+
+@hookspec
+def register_aligners(register: Register) -> None:
+    """Register span aligners."""
+
+
+@hookspec
+def register_filters(register: Register) -> None:
+    """Register filters of augmented records."""
+
+
+@hookspec
+def register_trainers(register: Register) -> None:
+    """Register downstream trainers."""
+
+
+@hookspec
+def register_commands(cli: Any) -> None:
+    """Add sub-commands to the ``spanaug`` click group."""
+
+
+KIND_HOOKS: dict[str, str] = {
+    "dataset": "register_datasets",
+    "expander": "register_expanders",
+    "decoder": "register_decoders",
+    "aligner": "register_aligners",
+    "filter": "register_filters",
+    "trainer": "register_trainers",
+}

@@ -1,0 +1,209 @@
+"""Plugin discovery and the name -> component registry.
+
+Plugins are Python packages listed under the ``spanaug`` entry-point group (built-ins
+too) that implement the hooks of :mod:`spanaug_core.hookspecs`. A ``Registry`` loads
+them (all, or those named in ``SPANAUG_LOAD_PLUGINS``), asks each for its components
+and keeps ``kind -> name -> (class, plugin)``. Plugins are imported lazily, on the
+first question asked of the registry, so that ``spanaug --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import os
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+import pluggy
+from pydantic import ValidationError
+
+from spanaug_core import hookspecs
+from spanaug_core.errors import ConfigError, DuplicateComponentError, SpanaugError, UnknownComponentError
+from spanaug_core.protocols import KINDS, PROTOCOLS, ComponentConfig, describe
+
+ENTRY_POINT_GROUP = "spanaug"
+LOAD_ENV = "SPANAUG_LOAD_PLUGINS"
+
+
+@dataclass(frozen=True)
+class Registered:
+    """A registered component class and the plugin that registered it."""
+
+    kind: str
+    name: str
+    cls: type
+    plugin: str
+
+    @property
+    def description(self) -> str:
+        return describe(self.cls)
+
+
+def _check_component(kind: str, cls: type, plugin: str) -> None:
+    """Reject at registration what would fail later: no name, no Config, missing methods."""
+    where = f"plugin '{plugin}' registered {kind} {cls.__qualname__}"
+    name = getattr(cls, "name", None)
+    if not isinstance(name, str) or not name:
+        raise SpanaugError(f"{where} without a `name: ClassVar[str]`")
+    config = getattr(cls, "Config", None)
+    if not (isinstance(config, type) and issubclass(config, ComponentConfig)):
+        raise SpanaugError(f"{where} ('{name}') whose Config is not a spanaug_core.ComponentConfig subclass")
+    proto = PROTOCOLS[kind]
+    missing = [
+        attr
+        for attr in dir(proto)
+        if not attr.startswith("_") and attr not in ("name", "Config", "config") and callable(getattr(proto, attr))
+        and not callable(getattr(cls, attr, None))
+    ]
+    if missing:
+        raise SpanaugError(f"{where} ('{name}') lacking {', '.join(missing)} required of a {kind}")
+
+
+class Registry:
+    """Components by kind and name, gathered from plugins.
+
+    ``Registry()`` discovers entry points; ``Registry(entry_points=False)`` starts empty
+    (tests register plugins inline with :meth:`add_plugin`). ``only`` restricts which
+    entry points load (default: the comma-separated ``SPANAUG_LOAD_PLUGINS``, or all).
+    """
+
+    def __init__(self, entry_points: bool = True, only: list[str] | None = None) -> None:
+        self.pm = pluggy.PluginManager(hookspecs.PROJECT)
+        self.pm.add_hookspecs(hookspecs)
+        self._components: dict[str, dict[str, Registered]] | None = None
+        self._entry_points = entry_points
+        if only is None and os.environ.get(LOAD_ENV, "").strip():
+            only = [n.strip() for n in os.environ[LOAD_ENV].split(",") if n.strip()]
+        self._only = only
+        self._loaded = False
+
+    # -- plugins ---------------------------------------------------------------------
+    def add_plugin(self, plugin: Any, name: str | None = None) -> None:
+        """Register a plugin object or module (one with ``@hookimpl`` functions)."""
+        self.pm.register(plugin, name=name)
+        self._components = None
+
+    def _load_entry_points(self) -> None:
+        if self._loaded or not self._entry_points:
+            return
+        self._loaded = True
+        eps = importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)
+        by_name = {ep.name: ep for ep in eps}
+        if self._only is not None:
+            unknown = [n for n in self._only if n not in by_name]
+            if unknown:
+                raise SpanaugError(
+                    f"{LOAD_ENV} names plugins that are not installed: {', '.join(unknown)}. "
+                    f"Installed: {', '.join(sorted(by_name)) or 'none'}"
+                )
+        for ep_name in sorted(by_name):
+            if self._only is not None and ep_name not in self._only:
+                continue
+            if self.pm.has_plugin(ep_name):
+                continue
+            try:
+                module = by_name[ep_name].load()
+            except Exception as exc:  # a broken third-party plugin must not hide the others' names
+                raise SpanaugError(f"plugin '{ep_name}' ({by_name[ep_name].value}) failed to import: {exc}") from exc
+            self.pm.register(module, name=ep_name)
+
+    def plugin_names(self) -> list[str]:
+        self._load_entry_points()
+        return sorted(n for n, _ in self.pm.list_name_plugin())
+
+    # -- components ------------------------------------------------------------------
+    def _collect(self) -> dict[str, dict[str, Registered]]:
+        if self._components is not None:
+            return self._components
+        self._load_entry_points()
+        table: dict[str, dict[str, Registered]] = {kind: {} for kind in KINDS}
+        for kind, hook_name in hookspecs.KIND_HOOKS.items():
+            for impl in getattr(self.pm.hook, hook_name).get_hookimpls():
+                plugin = impl.plugin_name
+
+                def register(cls: type, _kind: str = kind, _plugin: str = plugin) -> None:
+                    _check_component(_kind, cls, _plugin)
+                    known = table[_kind].get(cls.name)
+                    if known is not None and known.cls is not cls:
+                        raise DuplicateComponentError(
+                            f"{_kind} name '{cls.name}' is registered twice: by plugin '{known.plugin}' "
+                            f"({known.cls.__module__}.{known.cls.__qualname__}) and by plugin '{_plugin}' "
+                            f"({cls.__module__}.{cls.__qualname__}); uninstall one or restrict {LOAD_ENV}"
+                        )
+                    table[_kind][cls.name] = Registered(_kind, cls.name, cls, _plugin)
+
+                impl.function(**{arg: register for arg in impl.argnames})
+        self._components = table
+        return table
+
+    def names(self, kind: str) -> list[str]:
+        """The registered names of one kind, sorted."""
+        return sorted(self._collect()[_kind(kind)])
+
+    def entries(self, kind: str | None = None) -> list[Registered]:
+        """Every registered component (of one kind, or all), by kind then name."""
+        table = self._collect()
+        kinds = [_kind(kind)] if kind else list(KINDS)
+        return [table[k][n] for k in kinds for n in sorted(table[k])]
+
+    def get(self, kind: str, name: str) -> type:
+        """The class registered as ``name``; an unknown name lists the known ones."""
+        table = self._collect()[_kind(kind)]
+        if name not in table:
+            raise UnknownComponentError(kind, name, table)
+        return table[name].cls
+
+    def create(self, kind: str, name: str | type, /, config: ComponentConfig | dict[str, Any] | None = None, **options: Any) -> Any:
+        """Build a component from its registered name (or its class) and options."""
+        cls = self.get(kind, name) if isinstance(name, str) else name
+        return build(cls, config, kind=_kind(kind), **options)
+
+    def add_commands(self, cli: Any) -> None:
+        """Let every plugin add its sub-commands to the ``spanaug`` click group."""
+        self._load_entry_points()
+        self.pm.hook.register_commands(cli=cli)
+
+
+def _kind(kind: str) -> str:
+    k = kind.rstrip("s") if kind not in KINDS else kind
+    if k not in KINDS:
+        raise SpanaugError(f"unknown component kind '{kind}'; kinds: {', '.join(KINDS)}")
+    return k
+
+
+def build(cls: type, config: ComponentConfig | dict[str, Any] | None = None, kind: str = "component", **options: Any) -> Any:
+    """Instantiate ``cls`` with a validated config; errors name the component and field."""
+    if isinstance(config, ComponentConfig) and not options:
+        return cls(config)
+    base = config.model_dump() if isinstance(config, ComponentConfig) else dict(config or {})
+    return cls(validate_options(cls, {**base, **options}, kind))
+
+
+def validate_options(cls: type, options: dict[str, Any], kind: str = "component") -> ComponentConfig:
+    """``cls.Config(**options)``, with a pydantic error turned into a readable ConfigError."""
+    label = f"{kind} '{getattr(cls, 'name', cls.__name__)}'"
+    try:
+        return cls.Config(**options)
+    except ValidationError as exc:
+        fields = cls.Config.model_fields
+        problems = []
+        for err in exc.errors():
+            loc = ".".join(str(p) for p in err["loc"]) or "(options)"
+            if err["type"] == "extra_forbidden":
+                problems.append(f"unknown option '{loc}' (valid options: {', '.join(sorted(fields)) or 'none'})")
+            else:
+                problems.append(f"option '{loc}': {err['msg']} (got {err.get('input')!r})")
+        raise ConfigError(f"{label}: " + "; ".join(problems)) from None
+
+
+@lru_cache(maxsize=1)
+def default_registry() -> Registry:
+    """The process-wide registry of installed plugins (entry points)."""
+    return Registry()
+
+
+def create(kind: str, name: str | type, /, config: ComponentConfig | dict[str, Any] | None = None, **options: Any) -> Any:
+    """Build a component by kind and name from the installed plugins, e.g.
+    ``create("expander", "inflect", max_variants=32)``; a class works in place of a name."""
+    return default_registry().create(kind, name, config, **options)

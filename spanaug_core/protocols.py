@@ -1,0 +1,150 @@
+"""The six kinds of component and the contract each one keeps.
+
+A component is a class with ``name`` (the kebab-case name the CLI uses), a nested
+``Config`` (a pydantic model that forbids unknown options and is frozen) and a
+constructor taking that config. What it does is given by one ``typing.Protocol`` per
+kind below; the registry checks them when a plugin registers a class. The first line of
+a component's docstring is its one-line description in ``spanaug list``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar, Protocol, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from spanaug_core.types import AlignItem, Alignment, Augmented, Candidate, DecodeRequest, Example
+
+KINDS: tuple[str, ...] = ("dataset", "expander", "decoder", "aligner", "filter", "trainer")
+
+
+class ComponentConfig(BaseModel):
+    """Base of every component's options: unknown options are errors, values are frozen."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class DecoderConfig(ComponentConfig):
+    """Options every decoder understands (``--model`` and ``--beam`` set these)."""
+
+    model: str | None = Field(default=None, description="model preset name or local path")
+    beam_size: int = Field(default=10, ge=1, description="beam width")
+
+
+class AlignerConfig(ComponentConfig):
+    """Options every aligner understands."""
+
+    threshold: float = Field(default=0.5, ge=0.0, le=1.0, description="answer None below this score")
+
+
+@dataclass(frozen=True)
+class ProgressEvent:
+    """What library code reports instead of printing; the CLI renders it with rich.
+
+    ``stage`` names what advanced (``examples``, ``iteration``, ``decode``...), ``done``
+    and ``total`` count it (``total`` is None when unknown), ``stats`` carries counters.
+    """
+
+    stage: str
+    done: int
+    total: int | None = None
+    message: str = ""
+    stats: dict[str, Any] = field(default_factory=dict)
+
+
+ProgressCallback = Callable[[ProgressEvent], None]
+
+
+@runtime_checkable
+class Component(Protocol):
+    name: ClassVar[str]
+    Config: ClassVar[type[ComponentConfig]]
+    config: ComponentConfig
+
+
+@runtime_checkable
+class DatasetReader(Component, Protocol):
+    """Yields labeled examples from a file or folder (``path=None``: the plugin's default data)."""
+
+    def read(self, path: Path | None) -> Iterator[Example]: ...
+
+
+@runtime_checkable
+class DatasetWriter(Protocol):
+    """A dataset that can also write examples back in its own format."""
+
+    def write(self, examples: Iterable[Example], path: Path) -> int: ...
+
+
+@runtime_checkable
+class ConstraintExpander(Component, Protocol):
+    """Turns a phrase into every surface form the decoder must avoid (the phrase first)."""
+
+    def expand(self, phrase: str) -> list[str]: ...
+
+
+@runtime_checkable
+class ConstrainedDecoder(Component, Protocol):
+    """Paraphrases a batch of sentences, each under its own constraints.
+
+    Returns, per request, up to ``nbest`` candidates best first; every candidate contains
+    no avoid phrase and every include phrase (an empty list when none could be found).
+    """
+
+    def decode(self, requests: Sequence[DecodeRequest], nbest: int) -> list[list[Candidate]]: ...
+
+
+@runtime_checkable
+class Aligner(Component, Protocol):
+    """Finds, per item, the target span that means what the source span meant (or None)."""
+
+    def align(self, items: Sequence[AlignItem]) -> list[Alignment]: ...
+
+
+@dataclass(frozen=True)
+class FilterContext:
+    """What a filter may look at besides the record: its source and earlier outputs."""
+
+    source: Example
+    previous_texts: frozenset[str]
+
+
+@runtime_checkable
+class Filter(Component, Protocol):
+    """Decides whether an augmented record is kept: None keeps it, a string is the reason to drop it."""
+
+    def check(self, record: Augmented, context: FilterContext) -> str | None: ...
+
+
+@runtime_checkable
+class Trainer(Component, Protocol):
+    """Trains a downstream model on examples and applies it (does the augmented data help?)."""
+
+    def train(
+        self,
+        train: Iterable[Example],
+        dev: Iterable[Example] | None,
+        out_dir: Path,
+        progress: ProgressCallback | None = None,
+    ) -> dict[str, float]: ...
+
+    def predict(self, model_dir: Path, examples: Iterable[Example]) -> Iterator[Example]: ...
+
+
+PROTOCOLS: dict[str, type] = {
+    "dataset": DatasetReader,
+    "expander": ConstraintExpander,
+    "decoder": ConstrainedDecoder,
+    "aligner": Aligner,
+    "filter": Filter,
+    "trainer": Trainer,
+}
+
+
+def describe(cls: type) -> str:
+    """A component's one-line description: the first line of its docstring."""
+    doc = (cls.__doc__ or "").strip()
+    return doc.splitlines()[0] if doc else ""

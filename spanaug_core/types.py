@@ -1,0 +1,149 @@
+"""The data model every component speaks: labeled examples in, augmented records out.
+
+All types are frozen pydantic models so that a value handed to a plugin cannot be changed
+behind the pipeline's back, and so that JSONL input is validated with messages that name
+the offending field. Token offsets are ``[start, end)``; ``Example`` checks that every span
+lies inside its tokens.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from spanaug_core.text import detokenize
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Span(_Frozen):
+    """A labeled token span: ``tokens[start:end]`` of the example that holds it."""
+
+    start: int = Field(ge=0)
+    end: int
+    label: str
+    role: str = "target"
+    group: str | None = None
+    attrs: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _ordered(self) -> Span:
+        if self.end <= self.start:
+            raise ValueError(f"span end ({self.end}) must be greater than start ({self.start})")
+        return self
+
+    def text(self, tokens: tuple[str, ...] | list[str]) -> str:
+        """The span's surface text in ``tokens``."""
+        return detokenize(tokens[self.start : self.end])
+
+    def moved(self, start: int, end: int) -> Span:
+        """The same label, role, group and attrs at another position."""
+        return self.model_copy(update={"start": start, "end": end})
+
+
+class Example(_Frozen):
+    """One labeled sentence: the unit datasets yield and the pipeline augments."""
+
+    id: str
+    tokens: tuple[str, ...]
+    spans: tuple[Span, ...] = ()
+    meta: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("tokens")
+    @classmethod
+    def _tokens_ok(cls, tokens: tuple[str, ...]) -> tuple[str, ...]:
+        if not tokens:
+            raise ValueError("an example needs at least one token")
+        for i, tok in enumerate(tokens):
+            if not tok or any(ch.isspace() for ch in tok):
+                raise ValueError(f"token {i} ({tok!r}) is empty or contains whitespace")
+        return tokens
+
+    @model_validator(mode="after")
+    def _spans_inside(self) -> Example:
+        n = len(self.tokens)
+        for i, span in enumerate(self.spans):
+            if span.end > n:
+                raise ValueError(
+                    f"spans[{i}] ({span.start}, {span.end}) ends after the last token (the example has {n} tokens)"
+                )
+        return self
+
+    @property
+    def text(self) -> str:
+        """The sentence as plain text (tokens joined by the detokenizer)."""
+        return detokenize(self.tokens)
+
+
+class Constraints(_Frozen):
+    """Lexical constraints for one decode: phrases to avoid and phrases to include."""
+
+    avoid: tuple[str, ...] = ()
+    include: tuple[str, ...] = ()
+
+
+class DecodeRequest(_Frozen):
+    """One sentence to paraphrase under its own constraints."""
+
+    text: str
+    constraints: Constraints = Constraints()
+
+
+class Candidate(_Frozen):
+    """One hypothesis of a decoder's n-best list.
+
+    ``score`` is the decoder's main ranking score (by convention the length-normalised
+    log-probability); ``scores`` holds any others (total log-probability, a [0, 1]
+    probability-like score...). ``met`` lists the include phrases the hypothesis contains.
+    """
+
+    text: str
+    tokens: tuple[str, ...]
+    score: float
+    scores: dict[str, float] = Field(default_factory=dict)
+    met: tuple[str, ...] = ()
+
+
+class AlignItem(_Frozen):
+    """Find in ``target_tokens`` the span that means ``source_tokens[source_span]``."""
+
+    source_tokens: tuple[str, ...]
+    source_span: tuple[int, int]
+    target_tokens: tuple[str, ...]
+
+    @model_validator(mode="after")
+    def _span_inside(self) -> AlignItem:
+        s, e = self.source_span
+        if not 0 <= s < e <= len(self.source_tokens):
+            raise ValueError(f"source_span {self.source_span} is not inside the {len(self.source_tokens)} source tokens")
+        return self
+
+
+class Alignment(_Frozen):
+    """An aligner's answer for one item: the span (or None), its score and the top-k."""
+
+    span: tuple[int, int] | None
+    score: float = Field(ge=0.0, le=1.0)
+    candidates: tuple[tuple[int, int, float], ...] = ()
+
+
+class Augmented(_Frozen):
+    """One accepted (or rejected) paraphrase with its projected spans: a line of augmented.jsonl."""
+
+    id: str
+    source_id: str
+    target: int | None
+    iteration: int = Field(ge=1)
+    tokens: tuple[str, ...]
+    text: str
+    spans: tuple[Span, ...]
+    scores: dict[str, float]
+    constraints: Constraints
+    components: dict[str, str] = Field(default_factory=dict)
+
+    def as_example(self) -> Example:
+        """This record as an input example (to augment augmented data, or to train on it)."""
+        return Example(id=self.id, tokens=self.tokens, spans=self.spans, meta={"source_id": self.source_id})

@@ -1,0 +1,32 @@
+"""Shared fixtures: a fresh plugin registry per test, and paths to optional real resources."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from spanaug_core.plugins import Registry
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED_DATA = REPO.parent / "shared" / "data"
+
+
+@pytest.fixture
+def registry() -> Registry:
+    """An empty registry: tests register their plugins inline with ``registry.add_plugin``."""
+    return Registry(entry_points=False)
+
+
+@pytest.fixture
+def installed_registry() -> Registry:
+    """A fresh registry of the installed plugins (entry points), not shared with other tests."""
+    return Registry()
+
+
+def shared_data(name: str) -> Path:
+    """Path of an archive in ../shared/data, or skip the test when it is absent."""
+    path = SHARED_DATA / name
+    if not path.exists():
+        pytest.skip(f"real data {name} not found in {SHARED_DATA} (only on the project's machines)")
+    return path
