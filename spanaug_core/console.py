@@ -1,0 +1,85 @@
+"""Terminal rendering for the CLI: error lines and progress bars built with rich.
+
+Library code never prints; it calls a ``ProgressCallback``. ``progress_callback`` turns
+those events into a rich progress bar (rate and ETA) on stderr, one task per stage.
+Commands added by plugins use the same helpers so every command looks alike.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+
+from spanaug_core.protocols import ProgressCallback, ProgressEvent
+
+err_console = Console(stderr=True, highlight=False)
+out_console = Console(highlight=False)
+
+
+def error(message: str) -> None:
+    """Print one red error line on stderr."""
+    err_console.print(f"[bold red]error:[/] {message}", markup=True, soft_wrap=True)
+
+
+def note(message: str) -> None:
+    """Print one dim informational line on stderr."""
+    err_console.print(f"[dim]{message}[/]", markup=True, soft_wrap=True)
+
+
+class _RateColumn(TextColumn):
+    """Items per second of a task, in the task's own unit."""
+
+    def __init__(self) -> None:
+        super().__init__("")
+
+    def render(self, task):  # type: ignore[no-untyped-def]
+        speed = task.finished_speed or task.speed
+        unit = task.fields.get("unit", "it")
+        text = f"{speed:.2f} {unit}/s" if speed else f"- {unit}/s"
+        from rich.text import Text
+
+        return Text(text, style="progress.data.speed")
+
+
+@contextmanager
+def progress_callback(unit: str = "examples", enabled: bool | None = None) -> Iterator[ProgressCallback]:
+    """A context whose value is a ProgressCallback drawing one bar per stage on stderr."""
+    if enabled is None:
+        enabled = sys.stderr.isatty()
+    if not enabled:
+        yield lambda event: None
+        return
+    with Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        _RateColumn(),
+        TimeElapsedColumn(),
+        TextColumn("eta"),
+        TimeRemainingColumn(),
+        TextColumn("{task.fields[message]}"),
+        console=err_console,
+        transient=False,
+    ) as bar:
+        tasks: dict[str, TaskID] = {}
+
+        def on_event(event: ProgressEvent) -> None:
+            if event.stage not in tasks:
+                tasks[event.stage] = bar.add_task(
+                    event.stage, total=event.total, unit=unit if event.stage == "examples" else event.stage, message=""
+                )
+            bar.update(tasks[event.stage], completed=event.done, total=event.total, message=event.message)
+
+        yield on_event
