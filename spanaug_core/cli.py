@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 
 import click
 
 from spanaug_core import __version__
-from spanaug_core.console import error, note
+from spanaug_core.console import error, note, out_console
 from spanaug_core.errors import SpanaugError
 
 
@@ -22,6 +23,126 @@ from spanaug_core.errors import SpanaugError
 @click.version_option(__version__, prog_name="spanaug")
 def cli() -> None:
     """Grow span-labeled datasets by iterative constrained paraphrasing and span alignment."""
+
+
+_RUN_FLAGS = {
+    "dataset": "dataset.name",
+    "input_path": "input",
+    "decoder": "decoder.name",
+    "model": "decoder.model",
+    "aligner": "aligner.name",
+    "expander": "expander.name",
+    "iterations": "iterations",
+    "beam": "decoder.beam_size",
+    "top_m": "top_m",
+    "batch_size": "batch_size",
+    "output": "output",
+    "limit": "limit",
+}
+
+
+@cli.command("run")
+@click.option("--dataset", help="dataset reader  [default: framenet]")
+@click.option("--input", "input_path", type=click.Path(path_type=Path), help="dataset file or folder (default: the dataset's own sample)")
+@click.option("--decoder", help="constrained decoder  [default: vdba]")
+@click.option("--model", help="paraphrase model: a preset name or a local path (sets decoder.model)")
+@click.option("--aligner", help="span aligner  [default: bert-span]")
+@click.option("--expander", help="constraint expander  [default: inflect]")
+@click.option("--iterations", type=int, help="rounds of paraphrase + align per span  [default: 10]")
+@click.option("--beam", type=int, help="beam size (sets decoder.beam_size)  [default: 10]")
+@click.option("--top-m", "top_m", type=int, help="candidates the aligner scores per round  [default: 20]")
+@click.option("--batch-size", "batch_size", type=int, help="sentences per decoder call  [default: 16]")
+@click.option("--filter", "filters", multiple=True, metavar="NAME", help="keep only records this filter accepts (repeatable; all must accept)")
+@click.option("--chain", is_flag=True, default=None, help="paraphrase the previous output instead of the original")
+@click.option("--limit", type=int, help="augment only the first N examples")
+@click.option("--output", "-o", type=click.Path(path_type=Path), help="output folder  [default: out]")
+@click.option("--resume", is_flag=True, help="continue an interrupted run in --output")
+@click.option("--config", "config_file", type=click.Path(path_type=Path), help="run config file (.toml, .yaml)")
+@click.option("--set", "assignments", multiple=True, metavar="KEY=VALUE", help="override any setting, e.g. decoder.beam_size=8 or aligner.threshold=0.4")
+@click.option("--progress/--no-progress", default=None, help="show a progress bar  [default: when stderr is a terminal]")
+def run_command(
+    config_file: Path | None,
+    assignments: tuple[str, ...],
+    filters: tuple[str, ...],
+    chain: bool | None,
+    resume: bool,
+    progress: bool | None,
+    **flags: object,
+) -> None:
+    """Augment a dataset: paraphrase each labeled span under growing constraints and align it back.
+
+    Writes OUT/augmented.jsonl (accepted records), OUT/rejected.jsonl (filtered records and
+    why each span stopped) and OUT/manifest.json (config, versions, counts, timings). Any
+    component option can be set with --set COMPONENT.OPTION=VALUE; `spanaug list --options`
+    shows them. Settings come from defaults < --config file < flags < --set.
+    """
+    from spanaug_core.config import load_run_config
+    from spanaug_core.console import progress_callback
+    from spanaug_core.run import execute
+
+    dotted = {_RUN_FLAGS[k]: v for k, v in flags.items()}
+    if filters:
+        dotted["filters"] = list(filters)
+    if chain is not None:
+        dotted["chain"] = chain
+    config = load_run_config(config_file, dotted, assignments)
+    try:
+        with progress_callback("examples", enabled=progress) as on_progress:
+            summary = execute(config, resume=resume, progress=on_progress)
+    except KeyboardInterrupt:
+        note(f"interrupted: {config.output} holds every record committed so far; continue with --resume")
+        raise
+    counts = summary.counts
+    stopped = ", ".join(f"{k} {v}" for k, v in sorted(counts.get("stopped", {}).items())) or "none"
+    out_console.print(
+        f"[bold green]done[/]: {counts['examples']} examples, {counts['jobs']} spans -> "
+        f"{counts['accepted']} accepted, {counts['rejected']} rejected; stopped early: {stopped}; "
+        f"decode {counts['decode_s']:.1f}s, align {counts['align_s']:.1f}s -> {summary.output}/augmented.jsonl"
+    )
+
+
+@cli.command("list")
+@click.argument("kind", required=False)
+@click.option("--options", is_flag=True, help="show each component's options (type, default, description)")
+@click.option("--json", "as_json", is_flag=True, help="print JSON instead of a table")
+def list_command(kind: str | None, options: bool, as_json: bool) -> None:
+    """List the registered components (datasets, expanders, decoders, aligners, filters, trainers)."""
+    import json
+
+    from rich.table import Table
+
+    from spanaug_core.plugins import default_registry
+
+    entries = default_registry().entries(kind)
+    if as_json:
+        rows = []
+        for e in entries:
+            row: dict[str, object] = {"kind": e.kind, "name": e.name, "plugin": e.plugin, "description": e.description}
+            if options:
+                row["options"] = e.cls.Config.model_json_schema()
+            rows.append(row)
+        click.echo(json.dumps(rows, indent=2))
+        return
+    table = Table(title="spanaug components", show_lines=options)
+    for col in ("kind", "name", "plugin", "description"):
+        table.add_column(col, overflow="fold")
+    for e in entries:
+        desc = e.description
+        if options:
+            desc += "".join(f"\n  [cyan]{line}[/]" for line in _option_lines(e.cls.Config))
+        table.add_row(e.kind, e.name, e.plugin, desc)
+    out_console.print(table)
+
+
+def _option_lines(config: type) -> list[str]:
+    lines = []
+    for field_name, info in config.model_fields.items():
+        ann = info.annotation
+        type_name = getattr(ann, "__name__", None) or str(ann).replace("typing.", "")
+        default = "required" if info.is_required() else repr(info.get_default(call_default_factory=True))
+        extra = f" - {info.description}" if info.description else ""
+        lines.append(f"{field_name}: {type_name} = {default}{extra}")
+    return lines or ["(no options)"]
 
 
 @cli.group("train")
@@ -32,6 +153,46 @@ def train_group() -> None:
 @cli.group("eval")
 def eval_group() -> None:
     """Evaluate a run or a model (sub-commands come from plugins)."""
+
+
+@cli.group("convert", invoke_without_command=True)
+@click.option("--dataset", "dataset", help="format of the input (a dataset name; `jsonl` is spanaug's own)")
+@click.option("--input", "input_path", type=click.Path(path_type=Path), help="file or folder to read")
+@click.option("--to", "to", help="format to write (a dataset name that can write, e.g. jsonl)")
+@click.option("--output", "output", type=click.Path(path_type=Path), help="file or folder to write")
+@click.option("--set", "reader_sets", multiple=True, metavar="KEY=VALUE", help="an option of the input dataset")
+@click.option("--to-set", "writer_sets", multiple=True, metavar="KEY=VALUE", help="an option of the output dataset")
+@click.pass_context
+def convert_group(
+    ctx: click.Context,
+    dataset: str | None,
+    input_path: Path | None,
+    to: str | None,
+    output: Path | None,
+    reader_sets: tuple[str, ...],
+    writer_sets: tuple[str, ...],
+) -> None:
+    """Convert a dataset between formats: `spanaug convert --dataset conll-ner --input eng.train --to jsonl --output x.jsonl`.
+
+    Plugins add other conversions as sub-commands (e.g. `spanaug convert word-alignments`).
+    """
+    if ctx.invoked_subcommand is not None:
+        return
+    missing = [flag for flag, value in (("--dataset", dataset), ("--to", to), ("--output", output)) if value is None]
+    if missing:
+        raise click.UsageError(f"missing {', '.join(missing)} (or name a sub-command; see --help)")
+    from spanaug_core.config import parse_assignments
+    from spanaug_core.plugins import default_registry
+    from spanaug_core.protocols import DatasetWriter
+
+    registry = default_registry()
+    reader = registry.create("dataset", dataset, **parse_assignments(reader_sets))
+    writer = registry.create("dataset", to, **parse_assignments(writer_sets))
+    if not isinstance(writer, DatasetWriter):
+        writers = [e.name for e in registry.entries("dataset") if callable(getattr(e.cls, "write", None))]
+        raise SpanaugError(f"dataset '{to}' cannot write; datasets that can: {', '.join(writers)}")
+    count = writer.write(reader.read(input_path), output)
+    note(f"wrote {count} examples to {output}")
 
 
 def _load_plugin_commands() -> None:

@@ -24,9 +24,14 @@ def installed_registry() -> Registry:
     return Registry()
 
 
-def shared_data(name: str) -> Path:
-    """Path of an archive in ../shared/data, or skip the test when it is absent."""
-    path = SHARED_DATA / name
-    if not path.exists():
-        pytest.skip(f"real data {name} not found in {SHARED_DATA} (only on the project's machines)")
-    return path
+@pytest.fixture
+def shared_data():
+    """``shared_data("conll2003.tar.xz")``: the archive's path in ../shared/data, or skip the test."""
+
+    def get(name: str) -> Path:
+        path = SHARED_DATA / name
+        if not path.exists():
+            pytest.skip(f"real data {name} not found in {SHARED_DATA} (only on the project's machines)")
+        return path
+
+    return get

@@ -1,0 +1,96 @@
+"""The heuristic filters of Culkin et al. 2021, Table 4 (upper section), plus a copy filter.
+
+Each looks at one record: its iteration, one of its scores, or its text against the
+source and the outputs already made for the same source. A run's ``filters`` list is a
+conjunction (a record must pass all of them), which is how the paper's "lax" and
+"strict" rows combine single criteria. Rejected records keep every score in
+``rejected.jsonl``, so other thresholds can be tried afterwards without re-running.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from pydantic import Field
+
+from spanaug_core.protocols import ComponentConfig, FilterContext
+from spanaug_core.text import normalize
+from spanaug_core.types import Augmented
+
+
+class MaxIterationFilter:
+    """Keep records from the first N iterations (later ones drift further from the source)."""
+
+    name: ClassVar[str] = "max-iteration"
+
+    class Config(ComponentConfig):
+        max_iteration: int = Field(default=3, ge=1, description="largest iteration kept")
+
+    def __init__(self, config: Config) -> None:
+        self.config = config
+
+    def check(self, record: Augmented, context: FilterContext) -> str | None:
+        if record.iteration > self.config.max_iteration:
+            return f"iteration {record.iteration} > {self.config.max_iteration}"
+        return None
+
+
+class _ScoreFilter:
+    """Keep records whose ``scores[key]`` is at least ``min_score``."""
+
+    key: ClassVar[str]
+
+    class Config(ComponentConfig):
+        min_score: float = Field(description="smallest score kept")
+
+    def __init__(self, config: Config) -> None:
+        self.config = config
+
+    def check(self, record: Augmented, context: FilterContext) -> str | None:
+        value = record.scores.get(self.key)
+        if value is None:
+            return f"no '{self.key}' score"
+        if value < self.config.min_score:
+            return f"{self.key} score {value:.4g} < {self.config.min_score:g}"
+        return None
+
+
+class ParaphraseScoreFilter(_ScoreFilter):
+    """Keep records whose paraphrase score (length-normalised log-probability) is high enough."""
+
+    name: ClassVar[str] = "paraphrase-score"
+    key: ClassVar[str] = "paraphrase"
+
+    class Config(ComponentConfig):
+        min_score: float = Field(default=-1.0, description="smallest paraphrase score kept")
+
+
+class AlignmentScoreFilter(_ScoreFilter):
+    """Keep records whose alignment score is high enough."""
+
+    name: ClassVar[str] = "alignment-score"
+    key: ClassVar[str] = "alignment"
+
+    class Config(ComponentConfig):
+        min_score: float = Field(default=0.5, ge=0.0, le=1.0, description="smallest alignment score kept")
+
+
+class CopyFilter:
+    """Drop a paraphrase identical to its source sentence or to an earlier output of the same source."""
+
+    name: ClassVar[str] = "copy"
+
+    class Config(ComponentConfig):
+        case_sensitive: bool = Field(default=False, description="treat case differences as different text")
+
+    def __init__(self, config: Config) -> None:
+        self.config = config
+
+    def check(self, record: Augmented, context: FilterContext) -> str | None:
+        cs = self.config.case_sensitive
+        mine = normalize(record.text, cs)
+        if mine == normalize(context.source.text, cs):
+            return "identical to the source"
+        if any(mine == normalize(text, cs) for text in context.previous_texts):
+            return "identical to an earlier output"
+        return None

@@ -1,0 +1,114 @@
+"""The ``jsonl`` dataset: the data contract of DESIGN.md, read and written.
+
+One JSON object per line: ``{"id", "tokens", "spans": [{"start", "end", "label", "role",
+"group", "attrs"}], "meta"}``. A line may give ``text`` instead of ``tokens`` (it is
+tokenized), and lines of a run's ``augmented.jsonl`` read as examples too, so augmented
+data can be augmented again; keys the contract does not know are kept in ``meta``. Every
+error names the file, the line and the field.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any, ClassVar
+
+from pydantic import Field, ValidationError
+
+from spanaug_core.errors import ConfigError, DataError
+from spanaug_core.protocols import ComponentConfig
+from spanaug_core.text import tokenize
+from spanaug_core.types import Example
+
+_KNOWN = {"id", "tokens", "text", "spans", "meta"}
+
+
+def _describe(exc: ValidationError) -> str:
+    parts = []
+    for err in exc.errors():
+        loc = ".".join(str(p) for p in err["loc"])
+        parts.append(f"{loc}: {err['msg']}" if loc else err["msg"])
+    return "; ".join(parts)
+
+
+def example_from_json(obj: Any, default_id: str) -> Example:
+    """An Example from one decoded JSON line (raises ValueError/ValidationError)."""
+    if not isinstance(obj, dict):
+        raise ValueError(f"expected a JSON object, got {type(obj).__name__}")
+    tokens = obj.get("tokens")
+    if tokens is None:
+        if not isinstance(obj.get("text"), str):
+            raise ValueError("expected 'tokens' (a list of strings) or 'text' (a string)")
+        tokens = tokenize(obj["text"])
+    meta = dict(obj.get("meta") or {})
+    meta.update({k: v for k, v in obj.items() if k not in _KNOWN})
+    return Example(id=str(obj.get("id", default_id)), tokens=tokens, spans=obj.get("spans", []), meta=meta)
+
+
+def example_to_json(example: Example) -> dict[str, Any]:
+    """The JSON object of one example, leaving out empty optional fields."""
+    spans = []
+    for span in example.spans:
+        item = span.model_dump(mode="json")
+        if item["group"] is None:
+            del item["group"]
+        if not item["attrs"]:
+            del item["attrs"]
+        spans.append(item)
+    out: dict[str, Any] = {"id": example.id, "tokens": list(example.tokens), "spans": spans}
+    if example.meta:
+        out["meta"] = example.meta
+    return out
+
+
+class JsonlDataset:
+    """spanaug's own JSONL format (one example per line), read and written."""
+
+    name: ClassVar[str] = "jsonl"
+
+    class Config(ComponentConfig):
+        encoding: str = Field(default="utf-8", description="text encoding of the file")
+
+    def __init__(self, config: Config) -> None:
+        self.config = config
+
+    def _path(self, path: Path | None) -> Path:
+        if path is None:
+            raise ConfigError("dataset 'jsonl' needs an input file (--input FILE.jsonl)")
+        path = Path(path)
+        if not path.is_file():
+            raise DataError("no such file", path=path)
+        return path
+
+    def read(self, path: Path | None) -> Iterator[Example]:
+        path = self._path(path)
+        with path.open(encoding=self.config.encoding) as fh:
+            for lineno, line in enumerate(fh, 1):
+                if not line.strip():
+                    continue
+                try:
+                    obj = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise DataError(f"invalid JSON ({exc.msg} at column {exc.colno})", path, lineno) from None
+                try:
+                    yield example_from_json(obj, default_id=f"{path.stem}-{lineno}")
+                except ValidationError as exc:
+                    raise DataError(f"not a valid example: {_describe(exc)}", path, lineno) from None
+                except ValueError as exc:
+                    raise DataError(str(exc), path, lineno) from None
+
+    def count(self, path: Path | None) -> int:
+        """Number of non-blank lines (the progress bar's total)."""
+        with self._path(path).open(encoding=self.config.encoding) as fh:
+            return sum(1 for line in fh if line.strip())
+
+    def write(self, examples: Iterable[Example], path: Path) -> int:
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        n = 0
+        with path.open("w", encoding=self.config.encoding) as fh:
+            for example in examples:
+                fh.write(json.dumps(example_to_json(example), ensure_ascii=False) + "\n")
+                n += 1
+        return n

@@ -1,0 +1,181 @@
+"""The run configuration: one pydantic model from file, flags and ``--set`` overrides.
+
+A run names its components (dataset, expander, decoder, aligner, filters) as tables
+whose ``name`` picks the plugin and whose other keys are that component's options::
+
+    iterations = 5
+    [decoder]
+    name = "vdba"
+    beam_size = 8
+
+Precedence, lowest first: defaults, the config file (TOML or YAML), command-line flags,
+``--set key.path=value``. Component options are validated against the component's own
+``Config`` when the run is built, so an error names the component and the field.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from spanaug_core.errors import ConfigError
+
+
+class ComponentSpec(BaseModel):
+    """A component by name plus its options (every key other than ``name``)."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    name: str
+
+    @property
+    def options(self) -> dict[str, Any]:
+        return dict(self.model_extra or {})
+
+
+class PipelineSettings(BaseModel):
+    """How the iterative loop runs (Culkin et al. 2021, §5)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    iterations: int = Field(default=10, ge=1, description="paraphrase-align rounds per span")
+    top_m: int = Field(default=20, ge=1, description="candidates of the n-best list the aligner scores")
+    chain: bool = Field(default=False, description="paraphrase the previous output instead of the original")
+    rewrite_roles: list[str] = Field(default=["target"], description="span roles that are rewritten")
+    keep_roles: list[str] = Field(default=["argument", "entity"], description="span roles carried into the paraphrase")
+    keep: Literal["include", "align", "drop"] = Field(
+        default="include",
+        description="how kept spans survive: include = positive constraints then exact match; "
+        "align = no constraint, located by the aligner; drop = not carried",
+    )
+    batch_size: int = Field(default=16, ge=1, description="sentences per decoder call")
+    chunk_size: int = Field(default=64, ge=1, description="examples processed (and committed for --resume) together")
+
+
+class RunConfig(PipelineSettings):
+    """Everything ``spanaug run`` needs; the embedded defaults are the main job."""
+
+    dataset: ComponentSpec = ComponentSpec(name="framenet")
+    input: Path | None = Field(default=None, description="dataset file or folder (None: the dataset's default)")
+    limit: int | None = Field(default=None, ge=1, description="augment only the first N examples")
+    expander: ComponentSpec = ComponentSpec(name="inflect")
+    decoder: ComponentSpec = ComponentSpec(name="vdba")
+    aligner: ComponentSpec = ComponentSpec(name="bert-span")
+    filters: list[ComponentSpec] = Field(default_factory=list, description="all must accept a record")
+    output: Path = Field(default=Path("out"), description="output folder")
+    write_rejected: bool = Field(default=True, description="also write rejected.jsonl")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _names_as_specs(cls, data: Any) -> Any:
+        # `decoder = "vdba"` is shorthand for `[decoder] name = "vdba"`.
+        if isinstance(data, dict):
+            data = dict(data)
+            for key in ("dataset", "expander", "decoder", "aligner"):
+                if isinstance(data.get(key), str):
+                    data[key] = {"name": data[key]}
+            if isinstance(data.get("filters"), list):
+                data["filters"] = [{"name": f} if isinstance(f, str) else f for f in data["filters"]]
+        return data
+
+    def pipeline_settings(self) -> PipelineSettings:
+        return PipelineSettings(**{k: getattr(self, k) for k in PipelineSettings.model_fields})
+
+    def fingerprint(self) -> dict[str, Any]:
+        """What must not change between a run and its ``--resume`` (everything but output and limit)."""
+        return self.model_dump(mode="json", exclude={"output", "limit"})
+
+
+def load_file(path: Path) -> dict[str, Any]:
+    """Read a TOML or YAML config file into a plain dict."""
+    if not path.exists():
+        raise ConfigError(f"config file {path} does not exist")
+    text = path.read_text(encoding="utf-8")
+    try:
+        if path.suffix.lower() == ".toml":
+            data = tomllib.loads(text)
+        elif path.suffix.lower() in (".yaml", ".yml"):
+            data = yaml.safe_load(text) or {}
+        else:
+            raise ConfigError(f"config file {path}: expected a .toml, .yaml or .yml file")
+    except (tomllib.TOMLDecodeError, yaml.YAMLError) as exc:
+        raise ConfigError(f"config file {path}: {exc}") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"config file {path}: expected a table of settings at the top level")
+    return data
+
+
+def parse_value(text: str) -> Any:
+    """A ``--set`` value as YAML reads a scalar or flow list: 8, 0.5, true, [a, b], text."""
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError:
+        return text
+
+
+def parse_assignments(assignments: Iterable[str]) -> dict[str, Any]:
+    """``["a.b=1", "c=x"]`` -> ``{"a": {"b": 1}, "c": "x"}``."""
+    tree: dict[str, Any] = {}
+    for item in assignments:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError(f"--set {item!r}: expected KEY=VALUE, e.g. decoder.beam_size=8")
+        set_path(tree, key.strip(), parse_value(value))
+    return tree
+
+
+def set_path(tree: dict[str, Any], dotted: str, value: Any) -> None:
+    """Set ``tree[a][b] = value`` for ``dotted == "a.b"``, creating tables on the way."""
+    *parents, leaf = dotted.split(".")
+    node = tree
+    for part in parents:
+        child = node.get(part)
+        if isinstance(child, str):  # `decoder = "vdba"` then `--set decoder.beam_size=8`
+            child = {"name": child}
+        if not isinstance(child, dict):
+            child = {}
+        node[part] = child
+        node = child
+    node[leaf] = value
+
+
+def merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
+    """Deep-merge two config dicts; ``override`` wins."""
+    out = dict(base)
+    for key, value in override.items():
+        if isinstance(value, dict) and isinstance(out.get(key), (dict, str)):
+            current = out[key] if isinstance(out[key], dict) else {"name": out[key]}
+            out[key] = merge(current, value)
+        else:
+            out[key] = value
+    return out
+
+
+def load_run_config(
+    config_file: Path | None = None,
+    flags: dict[str, Any] | None = None,
+    assignments: Iterable[str] = (),
+) -> RunConfig:
+    """Build the run config: defaults < file < flags (dotted keys) < ``--set`` assignments."""
+    data: dict[str, Any] = load_file(config_file) if config_file else {}
+    for dotted, value in (flags or {}).items():
+        if value is not None:
+            set_path(data, dotted, value)
+    data = merge(data, parse_assignments(assignments))
+    try:
+        return RunConfig(**data)
+    except ValidationError as exc:
+        problems = []
+        for err in exc.errors():
+            loc = ".".join(str(p) for p in err["loc"])
+            if err["type"] == "extra_forbidden":
+                problems.append(f"unknown setting '{loc}' (settings: {', '.join(sorted(RunConfig.model_fields))})")
+            else:
+                problems.append(f"setting '{loc}': {err['msg']} (got {err.get('input')!r})")
+        source = f" in {config_file}" if config_file else ""
+        raise ConfigError(f"run config{source}: " + "; ".join(problems)) from None

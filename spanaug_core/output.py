@@ -1,0 +1,154 @@
+"""A run's output folder: records written as they come, committed per chunk, resumable.
+
+``augmented.jsonl`` and ``rejected.jsonl`` get one whole line per record as soon as it is
+made. After every chunk of examples the files are flushed and ``manifest.json`` is
+replaced atomically with the counts and the byte length of each file at that point: the
+*commit*. ``--resume`` truncates the files back to the last commit (dropping the records
+of a chunk that was cut short) and skips the examples already committed, so no record is
+lost or written twice. A Ctrl-C leaves whole lines and a manifest that says
+``interrupted``.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import json
+import os
+import platform
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import IO, Any
+
+from spanaug_core import __version__
+from spanaug_core.config import RunConfig
+from spanaug_core.errors import RunStateError
+from spanaug_core.pipeline import Rejection
+from spanaug_core.types import Augmented
+
+AUGMENTED = "augmented.jsonl"
+REJECTED = "rejected.jsonl"
+MANIFEST = "manifest.json"
+_VERSIONED = ("spanaug", "pydantic", "pluggy", "torch", "transformers", "lemminflect")
+
+
+def _versions() -> dict[str, str]:
+    found = {"python": platform.python_version()}
+    for dist in _VERSIONED:
+        try:
+            found[dist] = importlib.metadata.version(dist)
+        except importlib.metadata.PackageNotFoundError:
+            continue
+    return found
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+class RunStore:
+    """The files of one run in ``out_dir``; see the module docstring for the commit protocol."""
+
+    def __init__(self, out_dir: Path, config: RunConfig) -> None:
+        self.dir = Path(out_dir)
+        self.config = config
+        self.manifest: dict[str, Any] = {}
+        self._files: dict[str, IO[str]] = {}
+        self._t0 = time.monotonic()
+        self._elapsed_before = 0.0
+
+    # -- opening --------------------------------------------------------------------
+    def open(self, resume: bool) -> dict[str, Any]:
+        """Prepare the folder; returns the committed progress to resume from (empty when fresh)."""
+        manifest_path = self.dir / MANIFEST
+        if manifest_path.exists() and not resume:
+            raise RunStateError(
+                f"{self.dir} already holds a run ({MANIFEST}); pass --resume to continue it, "
+                "or choose another --output"
+            )
+        if not manifest_path.exists() and (self.dir / AUGMENTED).exists():
+            raise RunStateError(f"{self.dir} has {AUGMENTED} but no {MANIFEST}: it is not a spanaug run folder")
+        self.dir.mkdir(parents=True, exist_ok=True)
+        committed: dict[str, Any] = {}
+        if manifest_path.exists():
+            try:
+                self.manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+            except json.JSONDecodeError as exc:
+                raise RunStateError(f"{manifest_path} is not valid JSON ({exc}); cannot resume") from None
+            self._check_same_config()
+            committed = self.manifest.get("progress", {})
+            self._elapsed_before = self.manifest.get("timings", {}).get("elapsed_s", 0.0)
+        else:
+            self.manifest = {
+                "spanaug_version": __version__,
+                "created": _now(),
+                "config": self.config.model_dump(mode="json"),
+                "fingerprint": self.config.fingerprint(),
+            }
+        for key, name in (("augmented_bytes", AUGMENTED), ("rejected_bytes", REJECTED)):
+            if name == REJECTED and not self.config.write_rejected:
+                continue
+            path = self.dir / name
+            fh = path.open("a+", encoding="utf-8")
+            # Records after the last commit belong to a chunk that will be redone.
+            fh.truncate(committed.get(key, 0))
+            fh.seek(0, os.SEEK_END)
+            self._files[name] = fh
+        self.manifest.update(status="running", versions=_versions(), resumed=bool(committed))
+        self._write_manifest(committed or {"examples_done": 0, "last_example_id": None}, None)
+        return committed
+
+    def _check_same_config(self) -> None:
+        before = self.manifest.get("fingerprint", {})
+        now = self.config.fingerprint()
+        changed = sorted(k for k in set(before) | set(now) if before.get(k) != now.get(k))
+        if changed:
+            raise RunStateError(
+                f"cannot resume {self.dir}: the run config differs in {', '.join(changed)} "
+                "(resume with the same settings, or start a new --output)"
+            )
+
+    # -- writing --------------------------------------------------------------------
+    def write(self, outcome: Augmented | Rejection) -> None:
+        """Append one record (accepted) or rejection as a whole line."""
+        if isinstance(outcome, Augmented):
+            self._files[AUGMENTED].write(outcome.model_dump_json() + "\n")
+        elif REJECTED in self._files:
+            self._files[REJECTED].write(json.dumps(outcome.to_json(), ensure_ascii=False) + "\n")
+
+    def commit(self, examples_done: int, last_id: str, counts: dict[str, Any]) -> None:
+        """Make everything written so far durable and resumable."""
+        sizes = {}
+        for name, fh in self._files.items():
+            fh.flush()
+            os.fsync(fh.fileno())
+            sizes["augmented_bytes" if name == AUGMENTED else "rejected_bytes"] = fh.tell()
+        # Counts are committed with the progress: a resumed run continues from these, not
+        # from the counts of a chunk that was cut short.
+        progress = {"examples_done": examples_done, "last_example_id": last_id, **sizes, "counts": counts}
+        self._write_manifest(progress, counts)
+
+    def finish(self, status: str, counts: dict[str, Any] | None, error: str | None = None) -> None:
+        """Record the final status (completed, interrupted, failed) and close the files."""
+        for fh in self._files.values():
+            fh.flush()
+        self.manifest["status"] = status
+        if error:
+            self.manifest["error"] = error
+        self._write_manifest(self.manifest.get("progress", {}), counts)
+        for fh in self._files.values():
+            fh.close()
+        self._files.clear()
+
+    def _write_manifest(self, progress: dict[str, Any], counts: dict[str, Any] | None) -> None:
+        self.manifest["progress"] = progress
+        if counts is not None:
+            self.manifest["counts"] = counts
+        self.manifest["timings"] = {
+            **self.manifest.get("timings", {}),
+            "updated": _now(),
+            "elapsed_s": round(self._elapsed_before + time.monotonic() - self._t0, 3),
+        }
+        tmp = self.dir / (MANIFEST + ".tmp")
+        tmp.write_text(json.dumps(self.manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        os.replace(tmp, self.dir / MANIFEST)

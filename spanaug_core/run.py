@@ -1,0 +1,98 @@
+"""One ``spanaug run``: build the components a RunConfig names, stream the dataset
+through the pipeline into a RunStore, and leave a manifest that says how it ended.
+
+Every component is built (and its options validated) before any output is touched, so a
+typo in a config costs nothing. On resume the examples already committed are skipped,
+and the id of the last one is checked so that a changed input file is caught.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from spanaug_core.config import RunConfig
+from spanaug_core.errors import RunStateError
+from spanaug_core.output import RunStore
+from spanaug_core.pipeline import ChunkDone, Pipeline
+from spanaug_core.plugins import Registry, default_registry
+from spanaug_core.protocols import ProgressCallback
+from spanaug_core.types import Example
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    """How a run ended, for the CLI's last lines."""
+
+    status: str
+    counts: dict[str, Any]
+    output: str
+
+
+def build_pipeline(config: RunConfig, registry: Registry, progress: ProgressCallback | None = None) -> tuple[Any, Pipeline]:
+    """The dataset reader and the pipeline a config names (options validated)."""
+    reader = registry.create("dataset", config.dataset.name, **config.dataset.options)
+    pipeline = Pipeline(
+        decoder=registry.create("decoder", config.decoder.name, **config.decoder.options),
+        aligner=registry.create("aligner", config.aligner.name, **config.aligner.options),
+        expander=registry.create("expander", config.expander.name, **config.expander.options),
+        filters=[registry.create("filter", f.name, **f.options) for f in config.filters],
+        settings=config.pipeline_settings(),
+        progress=progress,
+    )
+    return reader, pipeline
+
+
+def _skip(examples: Iterator[Example], done: int, last_id: str | None) -> Iterator[Example]:
+    """Drop the ``done`` examples already committed, checking the last one is where it was."""
+    if done:
+        skipped = list(itertools.islice(examples, done - 1, done))
+        if not skipped:
+            raise RunStateError(f"cannot resume: the input now has fewer than the {done} examples already done")
+        if last_id is not None and skipped[0].id != last_id:
+            raise RunStateError(
+                f"cannot resume: example {done} of the input is '{skipped[0].id}', but the run had '{last_id}' "
+                "there (did the input change?)"
+            )
+    return examples
+
+
+def execute(
+    config: RunConfig,
+    resume: bool = False,
+    registry: Registry | None = None,
+    progress: ProgressCallback | None = None,
+) -> RunSummary:
+    """Run (or resume) the augmentation a config describes, writing into ``config.output``."""
+    reg = registry or default_registry()
+    reader, pipeline = build_pipeline(config, reg, progress)
+    store = RunStore(config.output, config)
+    committed = store.open(resume)
+    if committed.get("counts"):
+        pipeline.stats.restore(committed["counts"])
+    done = committed.get("examples_done", 0)
+    examples = _skip(iter(reader.read(config.input)), done, committed.get("last_example_id"))
+    if config.limit is not None:
+        examples = itertools.islice(examples, max(config.limit - done, 0))
+    total = reader.count(config.input) if callable(getattr(reader, "count", None)) else None
+    if config.limit is not None:
+        total = config.limit if total is None else min(total, config.limit)
+    done_now = done
+    try:
+        for outcome in pipeline.outcomes(examples, total):
+            if isinstance(outcome, ChunkDone):
+                done_now += outcome.examples
+                store.commit(done_now, outcome.last_id, pipeline.stats.as_dict())
+            else:
+                store.write(outcome)
+    except KeyboardInterrupt:
+        store.finish("interrupted", pipeline.stats.as_dict())
+        raise
+    except BaseException as exc:
+        store.finish("failed", pipeline.stats.as_dict(), error=f"{type(exc).__name__}: {exc}")
+        raise
+    counts = pipeline.stats.as_dict()
+    store.finish("completed", counts)
+    return RunSummary("completed", counts, str(config.output))

@@ -1,0 +1,160 @@
+"""Pipeline semantics (Culkin et al. §5): growing avoid sets, kept spans, early stops, chaining, batching."""
+
+from __future__ import annotations
+
+import pytest
+from doubles import DiffAligner, SynonymDecoder
+
+from spanaug_core import Example, Span
+from spanaug_core.config import PipelineSettings
+from spanaug_core.pipeline import ChunkDone, Pipeline, Rejection
+from spanaug_expanders.inflect import InflectExpander
+from spanaug_filters.basic import MaxIterationFilter
+
+
+def make(iterations: int = 10, filters=(), **settings) -> Pipeline:
+    return Pipeline(
+        decoder=SynonymDecoder(SynonymDecoder.Config()),
+        aligner=DiffAligner(DiffAligner.Config()),
+        expander=InflectExpander(InflectExpander.Config()),
+        filters=list(filters),
+        settings=PipelineSettings(iterations=iterations, **settings),
+    )
+
+
+def corroborate(idx: int = 0) -> Example:
+    return Example(
+        id=f"ex{idx}",
+        tokens=("The", "panel", "will", "corroborate", "it", "."),
+        spans=(
+            Span(start=3, end=4, label="Evidence", role="target", group="a1", attrs={"lu": "corroborate.v"}),
+            Span(start=0, end=2, label="Support", role="argument", group="a1"),
+        ),
+    )
+
+
+def test_avoid_set_grows_with_each_aligned_phrase() -> None:
+    pipe = make()
+    records = list(pipe.run([corroborate()]))
+    words = [r.tokens[3] for r in records]
+    # Every round avoids all forms of every earlier word, so each output finds a new one.
+    assert words == ["confirm", "verify", "support", "back"]
+    assert [r.iteration for r in records] == [1, 2, 3, 4]
+    avoid_sets = [set(r.constraints.avoid) for r in records]
+    assert all(a < b for a, b in zip(avoid_sets, avoid_sets[1:]))
+    assert {"corroborates", "Corroborated", "CORROBORATE"} <= avoid_sets[0]
+    assert {"confirmed", "Confirm"} <= avoid_sets[1] and "confirmed" not in avoid_sets[0]
+    # Decoding always starts from the ORIGINAL sentence unless chain is set.
+    assert all(call[0].text == "The panel will corroborate it." for call in pipe.decoder.calls)
+    assert pipe.stats.stopped == {"no-candidates": 1}
+
+
+def test_kept_spans_become_include_constraints_and_are_carried() -> None:
+    pipe = make(iterations=1)
+    (record,) = list(pipe.run([corroborate()]))
+    assert record.constraints.include == ("The panel",)
+    target, kept = sorted(record.spans, key=lambda s: s.role, reverse=True)
+    assert (target.start, target.end, target.label, target.attrs) == (3, 4, "Evidence", {"lu": "corroborate.v"})
+    assert (kept.start, kept.end, kept.label, kept.group) == (0, 2, "Support", "a1")
+    assert record.scores["alignment"] == 0.9 and record.scores["paraphrase"] == -0.1
+    assert record.id == "ex0/s0/it1" and record.source_id == "ex0" and record.target == 0
+
+
+def test_keep_drop_carries_only_the_target() -> None:
+    (record,) = list(make(iterations=1, keep="drop").run([corroborate()]))
+    assert record.constraints.include == () and [s.role for s in record.spans] == ["target"]
+
+
+def test_keep_align_locates_kept_spans_with_the_aligner() -> None:
+    (record,) = list(make(iterations=1, keep="align").run([corroborate()]))
+    assert record.constraints.include == ()
+    assert {(s.start, s.end, s.role) for s in record.spans} == {(3, 4, "target"), (0, 2, "argument")}
+
+
+def test_stops_early_when_nothing_aligns() -> None:
+    pipe = make()
+    pipe.aligner = DiffAligner(DiffAligner.Config(threshold=0.95))
+    outcomes = list(pipe.outcomes([corroborate()]))
+    stops = [o for o in outcomes if isinstance(o, Rejection)]
+    assert [s.reason for s in stops] == ["no-alignment"] and stops[0].iteration == 1
+    assert pipe.stats.accepted == 0 and pipe.stats.stopped == {"no-alignment": 1}
+
+
+def test_chain_paraphrases_the_previous_output() -> None:
+    pipe = make(iterations=3, chain=True)
+    records = list(pipe.run([corroborate()]))
+    sources = [call[0].text for call in pipe.decoder.calls]
+    assert sources[0] == "The panel will corroborate it."
+    assert sources[1] == records[0].text == "The panel will confirm it."
+    # From "confirm" the only synonym is "verify"; after that nothing new can be made.
+    assert [r.tokens[3] for r in records] == ["confirm", "verify"]
+
+
+def test_filters_reject_but_the_loop_goes_on() -> None:
+    pipe = make(filters=[MaxIterationFilter(MaxIterationFilter.Config(max_iteration=2))])
+    outcomes = list(pipe.outcomes([corroborate()]))
+    accepted = [o for o in outcomes if not isinstance(o, (Rejection, ChunkDone))]
+    rejected = [o for o in outcomes if isinstance(o, Rejection) and o.record is not None]
+    assert [r.iteration for r in accepted] == [1, 2]
+    assert [r.record.iteration for r in rejected] == [3, 4]
+    assert rejected[0].reason == "max-iteration: iteration 3 > 2"
+
+
+def test_whole_sentence_jobs_keep_entities_and_take_new_candidates() -> None:
+    pipe = make(iterations=5, rewrite_roles=[])
+    ex = Example(id="n", tokens=("Ann", "will", "buy", "it", "quickly", "."), spans=(Span(start=0, end=1, label="PER", role="entity"),))
+    records = list(pipe.run([ex]))
+    texts = [r.text for r in records]
+    assert len(texts) == len(set(texts)) == 4  # purchase, acquire, rapidly, fast
+    assert all(r.spans[0].start == 0 and r.tokens[0] == "Ann" for r in records)
+    assert pipe.stats.stopped == {"no-new-candidates": 1}
+
+
+def test_examples_are_decoded_in_batches_across_examples() -> None:
+    pipe = make(iterations=2, batch_size=4, chunk_size=10)
+    examples = [corroborate(i) for i in range(10)]
+    records = list(pipe.run(examples))
+    sizes = [len(call) for call in pipe.decoder.calls]
+    assert sizes == [4, 4, 2, 4, 4, 2]
+    assert len(records) == 20 and len({r.id for r in records}) == 20
+
+
+def test_streaming_emits_chunk_markers_and_stays_lazy() -> None:
+    pipe = make(iterations=1, chunk_size=3)
+    consumed = []
+
+    def source():
+        for i in range(7):
+            consumed.append(i)
+            yield corroborate(i)
+
+    outcomes = pipe.outcomes(source())
+    first = next(outcomes)
+    assert consumed == [0, 1, 2] and first.source_id == "ex0"
+    markers = [o for o in outcomes if isinstance(o, ChunkDone)]
+    assert [m.examples for m in markers] == [3, 3, 1] and markers[-1].last_id == "ex6"
+
+
+def test_example_without_any_span_is_skipped() -> None:
+    pipe = make()
+    assert list(pipe.run([Example(id="x", tokens=("Hi", "."))])) == []
+    assert pipe.stats.skipped == 1
+
+
+def test_from_components_mixes_names_instances_and_classes(registry) -> None:
+    from doubles import DoublesPlugin
+
+    import spanaug_expanders
+
+    registry.add_plugin(DoublesPlugin(), "doubles")
+    registry.add_plugin(spanaug_expanders, "expanders")
+    pipe = Pipeline.from_components(
+        decoder="synonym",
+        aligner=("diff", {"threshold": 0.5}),
+        expander=InflectExpander(InflectExpander.Config(case_variants=False)),
+        registry=registry,
+        iterations=1,
+    )
+    assert [r.tokens[3] for r in pipe.run([corroborate()])] == ["confirm"]
+    with pytest.raises(Exception, match="unknown aligner 'dif'.*Did you mean 'diff'"):
+        Pipeline.from_components(decoder="synonym", aligner="dif", registry=registry)

@@ -1,0 +1,146 @@
+"""Runs on disk: output files, the manifest, resume after an interruption, refusals."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from doubles import DoublesPlugin, SynonymDecoder
+
+import spanaug_expanders
+import spanaug_filters
+import spanaug_jsonl
+from spanaug_core.config import load_run_config
+from spanaug_core.errors import RunStateError
+from spanaug_core.run import execute
+from spanaug_core.types import Augmented
+
+SENTENCES = [
+    ("The panel will corroborate it .", 3, "corroborate"),
+    ("They buy bread .", 1, "buy"),
+    ("We will confirm the date .", 2, "confirm"),
+]
+
+
+@pytest.fixture
+def run_registry(registry):
+    for plugin, name in ((spanaug_jsonl, "jsonl"), (spanaug_expanders, "expanders"), (spanaug_filters, "filters")):
+        registry.add_plugin(plugin, name)
+    registry.add_plugin(DoublesPlugin(), "doubles")
+    return registry
+
+
+def write_input(path: Path, n: int) -> Path:
+    with path.open("w") as fh:
+        for i in range(n):
+            text, pos, _ = SENTENCES[i % len(SENTENCES)]
+            tokens = text.split()
+            fh.write(json.dumps({"id": f"s{i}", "tokens": tokens, "spans": [{"start": pos, "end": pos + 1, "label": "F"}]}) + "\n")
+    return path
+
+
+def config_for(tmp_path: Path, n: int = 9, **flags):
+    data = write_input(tmp_path / "in.jsonl", n)
+    base = {
+        "dataset.name": "jsonl",
+        "input": str(data),
+        "decoder.name": "synonym",
+        "aligner.name": "diff",
+        "output": str(tmp_path / "out"),
+        "chunk_size": 2,
+        "batch_size": 3,
+        "iterations": 3,
+    }
+    base.update(flags)
+    return load_run_config(None, base)
+
+
+def read_records(out: Path) -> list[Augmented]:
+    return [Augmented.model_validate_json(line) for line in (out / "augmented.jsonl").read_text().splitlines()]
+
+
+def test_a_run_writes_records_rejections_and_manifest(tmp_path, run_registry) -> None:
+    config = config_for(tmp_path, filters=["copy", {"name": "max-iteration", "max_iteration": 2}])
+    summary = execute(config, registry=run_registry)
+    out = tmp_path / "out"
+    records = read_records(out)
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert summary.status == manifest["status"] == "completed"
+    assert manifest["counts"]["accepted"] == len(records) > 0
+    assert manifest["progress"]["examples_done"] == 9 and manifest["progress"]["last_example_id"] == "s8"
+    assert manifest["config"]["decoder"] == {"name": "synonym"} and "python" in manifest["versions"]
+    assert all(r.iteration <= 2 for r in records)
+    rejected = [json.loads(line) for line in (out / "rejected.jsonl").read_text().splitlines()]
+    reasons = {r["reason"] for r in rejected}
+    assert "max-iteration: iteration 3 > 2" in reasons and "no-candidates" in reasons
+    assert all(r.components == {"decoder": "synonym", "aligner": "diff", "expander": "inflect"} for r in records)
+
+
+def test_resume_after_interruption_loses_and_duplicates_nothing(tmp_path, run_registry, monkeypatch) -> None:
+    (tmp_path / "ref").mkdir()
+    execute(config_for(tmp_path / "ref"), registry=run_registry)
+    expected = read_records(tmp_path / "ref" / "out")
+
+    # The 5th decoder call raises KeyboardInterrupt, as Ctrl-C would, half-way through chunk 2.
+    original, calls = SynonymDecoder.decode, []
+
+    def interrupted(self, requests, nbest):
+        calls.append(len(requests))
+        if len(calls) == 5:
+            raise KeyboardInterrupt
+        return original(self, requests, nbest)
+
+    monkeypatch.setattr(SynonymDecoder, "decode", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        execute(config_for(tmp_path), registry=run_registry)
+    out = tmp_path / "out"
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["status"] == "interrupted" and manifest["progress"]["examples_done"] == 2
+    written = (out / "augmented.jsonl").read_bytes()
+    assert len(written) > manifest["progress"]["augmented_bytes"]  # chunk 2 had started writing
+    assert all(json.loads(line) for line in written.decode().splitlines())  # whole lines only
+
+    summary = execute(config_for(tmp_path), resume=True, registry=run_registry)
+    assert summary.status == "completed"
+    assert read_records(out) == expected
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["counts"]["accepted"] == len(expected) and manifest["resumed"] is True
+
+
+def test_existing_output_needs_resume(tmp_path, run_registry) -> None:
+    execute(config_for(tmp_path), registry=run_registry)
+    with pytest.raises(RunStateError, match="already holds a run.*--resume"):
+        execute(config_for(tmp_path), registry=run_registry)
+
+
+def test_resume_refuses_a_changed_config(tmp_path, run_registry) -> None:
+    execute(config_for(tmp_path), registry=run_registry)
+    with pytest.raises(RunStateError, match="differs in iterations"):
+        execute(config_for(tmp_path, iterations=4), resume=True, registry=run_registry)
+
+
+def test_resume_refuses_a_changed_input(tmp_path, run_registry) -> None:
+    execute(config_for(tmp_path, limit=4), registry=run_registry)
+    config = config_for(tmp_path, limit=8)
+    lines = (tmp_path / "in.jsonl").read_text().splitlines()
+    lines[3], lines[4] = lines[4], lines[3]  # the 4th example, the last one done, moves
+    (tmp_path / "in.jsonl").write_text("\n".join(lines) + "\n")
+    with pytest.raises(RunStateError, match="did the input change"):
+        execute(config, resume=True, registry=run_registry)
+
+
+def test_resume_with_a_larger_limit_continues(tmp_path, run_registry) -> None:
+    execute(config_for(tmp_path, limit=4), registry=run_registry)
+    first = read_records(tmp_path / "out")
+    execute(config_for(tmp_path, limit=9), resume=True, registry=run_registry)
+    both = read_records(tmp_path / "out")
+    assert both[: len(first)] == first and {r.source_id for r in both} == {f"s{i}" for i in range(9)}
+
+
+def test_bad_component_option_fails_before_writing(tmp_path, run_registry) -> None:
+    from spanaug_core.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="aligner 'diff': option 'threshold'"):
+        execute(config_for(tmp_path, **{"aligner.threshold": "high"}), registry=run_registry)
+    assert not (tmp_path / "out").exists()
