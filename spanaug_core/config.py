@@ -79,6 +79,9 @@ class RunConfig(PipelineSettings):
             for key in ("dataset", "expander", "decoder", "aligner"):
                 if isinstance(data.get(key), str):
                     data[key] = {"name": data[key]}
+                elif isinstance(data.get(key), dict) and "name" not in data[key]:
+                    # `--set aligner.threshold=0.4` tunes the default aligner.
+                    data[key] = {"name": cls.model_fields[key].default.name, **data[key]}
             if isinstance(data.get("filters"), list):
                 data["filters"] = [{"name": f} if isinstance(f, str) else f for f in data["filters"]]
         return data

@@ -1,0 +1,30 @@
+# Set-up, demo and tests. `make demo` on a fresh machine (Python 3.11) creates .venv,
+# installs torch 2.13.0 (the local CPU wheel) and the project, then runs the main job.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+DEMO_OUT ?= out/demo
+
+.PHONY: setup demo test clean-demo
+
+setup: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet torch==2.13.0
+	$(BIN)/python -m pip install --quiet -e ".[models,test]"
+	touch $@
+
+# The main job on its embedded defaults (the FrameNet sample shipped in the plugin).
+# --resume makes a second `make demo` continue (or re-report) the same run.
+demo: setup
+	$(BIN)/spanaug run --dataset framenet --decoder vdba --aligner bert-span \
+		--limit 3 --iterations 3 --output $(DEMO_OUT) --resume
+	$(BIN)/python -c "import json,sys; [print(r['iteration'], r['text']) for r in map(json.loads, open('$(DEMO_OUT)/augmented.jsonl'))]"
+
+test: setup
+	$(BIN)/python -m pytest -q
+
+clean-demo:
+	rm -rf $(DEMO_OUT)

@@ -1,0 +1,105 @@
+"""The command line as a user runs it, including a third-party plugin from examples/."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+from doubles import DoublesPlugin
+
+import spanaug_core.plugins
+import spanaug_core.run
+from spanaug_core.cli import main
+from spanaug_core.plugins import Registry
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "spanaug-slots"
+
+
+@pytest.fixture
+def cli_registry(monkeypatch) -> Registry:
+    """The installed plugins plus the example plugin (imported) and the test doubles, as the CLI's registry."""
+    monkeypatch.syspath_prepend(str(EXAMPLE / "src"))
+    import spanaug_slots
+
+    reg = Registry()
+    reg.add_plugin(spanaug_slots, "slots")
+    reg.add_plugin(DoublesPlugin(), "doubles")
+    monkeypatch.setattr(spanaug_core.plugins, "default_registry", lambda: reg)
+    monkeypatch.setattr(spanaug_core.run, "default_registry", lambda: reg)
+    return reg
+
+
+def test_example_plugin_declares_its_entry_point() -> None:
+    meta = tomllib.loads((EXAMPLE / "pyproject.toml").read_text())
+    assert meta["project"]["entry-points"]["spanaug"] == {"slots": "spanaug_slots"}
+
+
+def test_third_party_plugin_runs_through_spanaug_run(tmp_path, cli_registry, capsys) -> None:
+    out = tmp_path / "out"
+    args = ["run", "--dataset", "slots", "--input", str(EXAMPLE / "data" / "sample.tsv"), "--decoder", "synonym",
+            "--aligner", "diff", "--iterations", "3", "--output", str(out), "--filter", "copy", "--no-progress"]
+    assert main(args) == 0
+    assert "accepted" in capsys.readouterr().out
+    records = [json.loads(line) for line in (out / "augmented.jsonl").read_text().splitlines()]
+    # Line 2 has "buy" and "quickly": its slot "new york" is kept while the rest is paraphrased.
+    texts = {r["text"] for r in records if r["source_id"] == "sample-2"}
+    assert texts == {
+        "i want to purchase a ticket to new york quickly",
+        "i want to acquire a ticket to new york quickly",
+        "i want to buy a ticket to new york rapidly",
+    }
+    assert all(r["spans"][0]["label"] == "toloc" for r in records if r["source_id"] == "sample-2")
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["status"] == "completed" and manifest["config"]["dataset"] == {"name": "slots"}
+    # The same command again refuses to overwrite; with --resume it completes without duplicates.
+    assert main(args) == 2
+    assert "already holds a run" in capsys.readouterr().err
+    assert main([*args, "--resume"]) == 0
+    assert len((out / "augmented.jsonl").read_text().splitlines()) == len(records)
+
+
+def test_user_errors_are_one_red_line(tmp_path, cli_registry, capsys) -> None:
+    bad = tmp_path / "bad.tsv"
+    bad.write_text("a b\tO\tx\n")
+    code = main(["run", "--dataset", "slots", "--input", str(bad), "--decoder", "synonym", "--aligner", "diff",
+                 "--output", str(tmp_path / "o"), "--no-progress"])
+    err = capsys.readouterr().err
+    assert code == 2 and "bad.tsv:1: 2 tokens but 1 tags" in err and "Traceback" not in err
+    assert main(["run", "--decoder", "vdbb", "--aligner", "diff", "--dataset", "slots", "--no-progress"]) == 2
+    assert "unknown decoder 'vdbb'" in capsys.readouterr().err
+    assert main(["run", "--set", "decoder.beam_size=0", "--decoder", "synonym", "--aligner", "diff", "--dataset", "slots",
+                 "--output", str(tmp_path / "o2"), "--no-progress"]) == 2
+    assert "decoder 'synonym': option 'beam_size'" in capsys.readouterr().err
+
+
+def test_list_table_and_json(cli_registry, capsys) -> None:
+    assert main(["list", "--json", "--options"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    by_name = {(r["kind"], r["name"]): r for r in rows}
+    assert by_name[("dataset", "slots")]["plugin"] == "slots"
+    assert "rewrite_slots" in by_name[("dataset", "slots")]["options"]["properties"]
+    assert main(["list", "filter"]) == 0
+    table = capsys.readouterr().out
+    assert "max-iteration" in table and "jsonl" not in table
+
+
+def test_convert_between_formats(tmp_path, cli_registry, capsys) -> None:
+    jsonl = tmp_path / "x.jsonl"
+    assert main(["convert", "--dataset", "slots", "--input", str(EXAMPLE / "data" / "sample.tsv"), "--to", "jsonl", "--output", str(jsonl)]) == 0
+    back = tmp_path / "back.tsv"
+    assert main(["convert", "--dataset", "jsonl", "--input", str(jsonl), "--to", "slots", "--output", str(back)]) == 0
+    assert back.read_text() == (EXAMPLE / "data" / "sample.tsv").read_text()
+
+
+def test_help_does_not_import_heavy_libraries() -> None:
+    code = (
+        "import sys; from spanaug_core.cli import main; rc = main(['list']);"
+        "heavy = [m for m in ('torch', 'transformers', 'spacy', 'nltk') if m in sys.modules];"
+        "print(heavy); sys.exit(rc)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip().splitlines()[-1] == "[]"

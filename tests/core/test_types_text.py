@@ -1,0 +1,50 @@
+"""The data model's validation and the shared tokenizer/detokenizer."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import ValidationError
+
+from spanaug_core.text import contains_phrase, detokenize, find_phrase, tokenize
+from spanaug_core.types import AlignItem, Alignment, Example, Span
+
+
+def test_spans_are_validated() -> None:
+    with pytest.raises(ValidationError, match="end .* must be greater than start"):
+        Span(start=2, end=2, label="x")
+    with pytest.raises(ValidationError, match="greater than or equal to 0"):
+        Span(start=-1, end=2, label="x")
+    with pytest.raises(ValidationError, match="ends after the last token"):
+        Example(id="e", tokens=("a",), spans=(Span(start=0, end=2, label="x"),))
+    with pytest.raises(ValidationError, match="at least one token"):
+        Example(id="e", tokens=())
+    with pytest.raises(ValidationError, match="not inside"):
+        AlignItem(source_tokens=("a",), source_span=(0, 2), target_tokens=("b",))
+    with pytest.raises(ValidationError):
+        Alignment(span=None, score=1.5)
+
+
+def test_types_are_frozen() -> None:
+    span = Span(start=0, end=1, label="x")
+    with pytest.raises(ValidationError):
+        span.start = 3  # type: ignore[misc]
+    assert span.moved(2, 4) == Span(start=2, end=4, label="x")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The panel will corroborate it.",
+        'He doesn\'t think it\'s "fine" (really), U.S. firms paid $3.5 million -- 20% more.',
+        "O'Neil's well-known e-mail... yes!",
+    ],
+)
+def test_tokenize_detokenize_round_trip(text: str) -> None:
+    assert detokenize(tokenize(text)) == text
+
+
+def test_phrase_search_is_on_word_boundaries() -> None:
+    assert find_phrase(("a", "big", "Cat", "."), ("big", "cat"), case_sensitive=False) == (1, 3)
+    assert find_phrase(("a", "big", "Cat"), ("big", "cat")) is None
+    assert contains_phrase("They confirmed it.", "confirmed")
+    assert not contains_phrase("They reconfirmed it.", "confirmed")
