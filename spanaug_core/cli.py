@@ -212,11 +212,8 @@ def main(argv: list[str] | None = None) -> int:
     except click.ClickException as exc:
         exc.show()
         return exc.exit_code
-    except click.exceptions.Abort:
-        note("aborted")
-        return 130
-    except KeyboardInterrupt:
-        note("interrupted")
+    except (click.exceptions.Abort, KeyboardInterrupt):
+        # click turns Ctrl-C into Abort; the command has already said what it left behind.
         return 130
     except SpanaugError as exc:
         if debug:

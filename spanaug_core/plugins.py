@@ -133,7 +133,7 @@ class Registry:
                         )
                     table[_kind][cls.name] = Registered(_kind, cls.name, cls, _plugin)
 
-                impl.function(**{arg: register for arg in impl.argnames})
+                _call_plugin(impl, register, f"register its {kind}s")
         self._components = table
         return table
 
@@ -162,7 +162,21 @@ class Registry:
     def add_commands(self, cli: Any) -> None:
         """Let every plugin add its sub-commands to the ``spanaug`` click group."""
         self._load_entry_points()
-        self.pm.hook.register_commands(cli=cli)
+        for impl in self.pm.hook.register_commands.get_hookimpls():
+            _call_plugin(impl, cli, "add its commands")
+
+
+def _call_plugin(impl: Any, arg: Any, doing: str) -> None:
+    """Call one plugin's hook implementation; a failure names the plugin."""
+    try:
+        impl.function(**{name: arg for name in impl.argnames})
+    except SpanaugError:
+        raise
+    except Exception as exc:
+        raise SpanaugError(
+            f"plugin '{impl.plugin_name}' failed to {doing}: {type(exc).__name__}: {exc} "
+            f"(exclude it with {LOAD_ENV}=<the other plugins>)"
+        ) from exc
 
 
 def _kind(kind: str) -> str:

@@ -106,3 +106,20 @@ def test_fresh_registries_do_not_share_state(registry) -> None:
     other = Registry(entry_points=False)
     other.add_plugin(spanaug_expanders, "expanders")
     assert other.names("expander") == ["inflect"] and registry.names("expander") == ["upper"]
+
+
+def test_a_failing_plugin_is_named(registry) -> None:
+    class Broken:
+        @hookimpl
+        def register_expanders(self, register):  # type: ignore[no-untyped-def]
+            import spanaug_no_such_module  # noqa: F401
+
+        @hookimpl
+        def register_commands(self, cli):  # type: ignore[no-untyped-def]
+            raise RuntimeError("boom")
+
+    registry.add_plugin(Broken(), "broken")
+    with pytest.raises(SpanaugError, match="plugin 'broken' failed to register its expanders: ModuleNotFoundError"):
+        registry.names("expander")
+    with pytest.raises(SpanaugError, match="plugin 'broken' failed to add its commands: RuntimeError: boom"):
+        registry.add_commands(object())
