@@ -123,3 +123,112 @@ def test_a_failing_plugin_is_named(registry) -> None:
         registry.names("expander")
     with pytest.raises(SpanaugError, match="plugin 'broken' failed to add its commands: RuntimeError: boom"):
         registry.add_commands(object())
+
+
+class TinyDataset:
+    """Two fixed examples."""
+
+    name: ClassVar[str] = "tiny"
+
+    class Config(ComponentConfig):
+        pass
+
+    def __init__(self, config: Config) -> None:
+        self.config = config
+
+    def read(self, path):  # type: ignore[no-untyped-def]
+        from spanaug_core import Example
+
+        yield from (Example(id=str(i), tokens=("a", "b")) for i in range(2))
+
+
+class KeepShort:
+    """Keeps records of at most N tokens."""
+
+    name: ClassVar[str] = "keep-short"
+
+    class Config(ComponentConfig):
+        max_tokens: int = 3
+
+    def __init__(self, config: Config) -> None:
+        self.config = config
+
+    def check(self, record, context):  # type: ignore[no-untyped-def]
+        return None if len(record.tokens) <= self.config.max_tokens else "too long"
+
+
+class MajorityTrainer:
+    """Predicts the most frequent span label at every token (a baseline)."""
+
+    name: ClassVar[str] = "majority"
+
+    class Config(ComponentConfig):
+        pass
+
+    def __init__(self, config: Config) -> None:
+        self.config = config
+
+    def train(self, train, dev, out_dir, progress=None):  # type: ignore[no-untyped-def]
+        from collections import Counter
+
+        labels = Counter(span.label for ex in train for span in ex.spans)
+        self.label = labels.most_common(1)[0][0]
+        return {"labels": float(len(labels))}
+
+    def predict(self, model_dir, examples):  # type: ignore[no-untyped-def]
+        from spanaug_core import Span
+
+        for ex in examples:
+            yield ex.model_copy(update={"spans": (Span(start=0, end=1, label=self.label),)})
+
+
+class EveryHookPlugin:
+    @hookimpl
+    def register_datasets(self, register):  # type: ignore[no-untyped-def]
+        register(TinyDataset)
+
+    @hookimpl
+    def register_filters(self, register):  # type: ignore[no-untyped-def]
+        register(KeepShort)
+
+    @hookimpl
+    def register_trainers(self, register):  # type: ignore[no-untyped-def]
+        register(MajorityTrainer)
+
+    @hookimpl
+    def register_commands(self, cli):  # type: ignore[no-untyped-def]
+        import click
+
+        @cli.command("hello")
+        def hello() -> None:
+            click.echo("hello from a plugin")
+
+
+def test_every_kind_registers_through_its_hook(registry) -> None:
+    from spanaug_core import Example, Span
+
+    registry.add_plugin(EveryHookPlugin(), "every")
+    assert [(e.kind, e.name) for e in registry.entries()] == [
+        ("dataset", "tiny"),
+        ("filter", "keep-short"),
+        ("trainer", "majority"),
+    ]
+    assert [ex.id for ex in registry.create("dataset", "tiny").read(None)] == ["0", "1"]
+    trainer = registry.create("trainer", "majority")
+    gold = [Example(id="g", tokens=("x", "y"), spans=(Span(start=0, end=1, label="L"),))]
+    assert trainer.train(gold, None, None) == {"labels": 1.0}
+    assert next(trainer.predict(None, [Example(id="p", tokens=("z",))])).spans[0].label == "L"
+
+
+def test_plugin_commands_join_the_cli(registry) -> None:
+    import click
+    from click.testing import CliRunner
+
+    @click.group()
+    def cli() -> None:
+        pass
+
+    registry.add_plugin(EveryHookPlugin(), "every")
+    registry.add_commands(cli)
+    result = CliRunner().invoke(cli, ["hello"])
+    assert result.exit_code == 0 and result.output == "hello from a plugin\n"
