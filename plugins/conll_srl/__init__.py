@@ -1,1 +1,10 @@
-"""spanaug plugin conll_srl (registrations only; code in sibling modules)."""
+"""spanaug plugin conll_srl: the ``conll-srl`` dataset (registrations only; code in sibling modules)."""
+
+from spanaug_core.hookspecs import Register, hookimpl
+
+
+@hookimpl
+def register_datasets(register: Register) -> None:
+    from spanaug_conll_srl.dataset import ConllSrl
+
+    register(ConllSrl)

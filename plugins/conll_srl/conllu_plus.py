@@ -1,0 +1,143 @@
+"""CoNLL-U Plus / Universal PropBank: ten CoNLL-U columns, a predicate-sense column, one
+argument column per predicate.
+
+Arguments are marked on their head word only (another word of a multiword predicate,
+such as the particle of "break through", carries ``V``: it becomes an argument span
+labelled ``V``, so the writer marks it again); ``expand`` turns a head into a span: the
+head alone, or the contiguous run of its dependency subtree around it that does not
+reach into the predicate's own subtree (so "the man who left" gives ARG0 "the man" for
+"left", not the whole relative clause). The head stays in ``attrs["head_offset"]`` so the
+writer marks the same word again. The first ten columns of every line (multiword-token
+and empty-node lines whole) are kept in meta, which makes writing back exact.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any, Literal
+
+from spanaug_conll_srl.propositions import Proposition, from_example, to_spans
+from spanaug_ner.columns import Block, endings, endings_meta
+
+from spanaug_core.types import Example, Span
+
+UD_COLUMNS = 10
+EMPTY = "_"
+
+
+def _subtree_span(head: int, parents: Sequence[int | None], predicate: int) -> tuple[int, int]:
+    """The contiguous run around ``head`` of its subtree, not entering ``predicate``'s subtree."""
+    children: dict[int, list[int]] = {}
+    for child, parent in enumerate(parents):
+        if parent is not None:
+            children.setdefault(parent, []).append(child)
+    inside = set()
+    todo = [head]
+    while todo:
+        node = todo.pop()
+        if node in inside or (node == predicate and node != head):
+            continue
+        inside.add(node)
+        todo.extend(children.get(node, ()))
+    start, end = head, head + 1
+    while start - 1 in inside:
+        start -= 1
+    while end in inside:
+        end += 1
+    return start, end
+
+
+def read_sentence(block: Block, expand: Literal["head", "subtree"], ident: str) -> Example:
+    """One CoNLL-U Plus sentence block as an example (raise DataError on malformed lines)."""
+    comments = [line.text for line in block.lines if line.text.startswith("#")]
+    rows = [line for line in block.lines if not line.text.startswith("#")]
+    if not rows:
+        raise block.error("expected token lines after the comments")
+    kept: list[str] = []  # the first ten columns of word lines, whole other lines
+    tokens: list[str] = []
+    senses: list[str] = []
+    arg_cells: list[list[str]] = []
+    heads: list[str] = []
+    lemmas: list[str] = []
+    ids: list[str] = []
+    width: int | None = None
+    for line in rows:
+        cells = line.text.split("\t")
+        if len(cells) < UD_COLUMNS + 2:
+            raise block.error(
+                f"expected at least {UD_COLUMNS + 2} tab-separated columns (10 CoNLL-U, the predicate sense, "
+                f"one per predicate), got {len(cells)}",
+                line,
+            )
+        if not cells[0].isdigit():  # a multiword token (1-2) or an empty node (24.1)
+            if any(cell not in ("", EMPTY) for cell in cells[UD_COLUMNS:]):
+                raise block.error(f"expected no predicate or argument on line id {cells[0]} (not a word)", line)
+            kept.append(line.text)
+            continue
+        width = width or len(cells)
+        if len(cells) != width:
+            raise block.error(f"expected {width} columns like the sentence's first word line, got {len(cells)}", line)
+        kept.append("\t".join(cells[:UD_COLUMNS]))
+        ids.append(cells[0])
+        tokens.append(cells[1])
+        heads.append(cells[6])
+        lemmas.append(cells[2])
+        senses.append(cells[UD_COLUMNS])
+        arg_cells.append(cells[UD_COLUMNS + 1 :])
+    position = {ident_: i for i, ident_ in enumerate(ids)}
+    parents = [position.get(head) for head in heads]
+    # "_" marks a word that is no predicate; sentences outside PropBank ("# propbank = no-up")
+    # leave the columns blank instead.
+    predicates = [i for i, sense in enumerate(senses) if sense not in (EMPTY, "")]
+    columns = len(arg_cells[0])
+    # A sentence without predicates still has one (empty) argument column.
+    if columns != max(len(predicates), 1):
+        raise block.error(f"expected one argument column per predicate ({len(predicates)} senses), got {columns} columns")
+    propositions = []
+    for column, predicate in enumerate(predicates):
+        prop = Proposition(predicate, predicate + 1, senses[predicate], {"lemma": lemmas[predicate]})
+        for row, cells in enumerate(arg_cells):
+            label = cells[column]
+            if row == predicate and label != "V":
+                prop.attrs["mark"] = label  # e.g. C-V on "timing" of "two - timing" (V on "two")
+            if label == EMPTY or row == predicate:
+                continue
+            start, end = (row, row + 1) if expand == "head" else _subtree_span(row, parents, predicate)
+            prop.arguments.append(Span(start=start, end=end, label=label, role="argument", attrs={"head_offset": row - start}))
+        propositions.append(prop)
+    meta: dict[str, Any] = {"format": "conllu", "comments": comments, "rows": kept, "line": block.lines[0].number}
+    if not predicates:
+        meta["empty_column"] = arg_cells[0][0]
+    if "" in senses:
+        meta["blank_sense"] = ""
+    meta.update(endings_meta(block.lines))
+    try:
+        return Example(id=ident, tokens=tuple(tokens), spans=tuple(to_spans(propositions)), meta=meta)
+    except ValueError as exc:
+        raise block.error(f"invalid sentence: {exc}") from None
+
+
+def write_sentence(example: Example) -> Iterator[str]:
+    """The lines (with endings) of one example in CoNLL-U Plus."""
+    propositions = from_example(example)
+    n = len(example.tokens)
+    senses = [str(example.meta.get("blank_sense", EMPTY))] * n
+    columns = [[EMPTY] * n for _ in propositions] or [[example.meta.get("empty_column", "")] * n]
+    for column, prop in enumerate(propositions):
+        senses[prop.start] = prop.label
+        columns[column][prop.start] = str(prop.attrs.get("mark", "V"))
+        for arg in prop.arguments:
+            head = arg.start + int(arg.attrs.get("head_offset", arg.end - 1 - arg.start))
+            columns[column][min(max(head, arg.start), arg.end - 1)] = arg.label
+    rows = example.meta.get("rows")
+    if not isinstance(rows, list) or sum(row.split("\t", 1)[0].isdigit() for row in rows) != n:
+        rows = ["\t".join([str(i + 1), token] + [EMPTY] * (UD_COLUMNS - 2)) for i, token in enumerate(example.tokens)]
+    comments = list(example.meta.get("comments", [f"# text = {example.text}"]))
+    ends = endings(example.meta, len(comments) + len(rows))
+    yield from (text + end for text, end in zip(comments, ends, strict=False))
+    word = 0
+    for row, end in zip(rows, ends[len(comments) :], strict=True):
+        if row.split("\t", 1)[0].isdigit():
+            row = "\t".join([row, senses[word], *(column[word] for column in columns)])
+            word += 1
+        yield row + end

@@ -1,0 +1,139 @@
+"""The ``conll-srl`` dataset: one component reading and writing three SRL formats.
+
+The format is chosen by option or detected from the file (a ``.conllu`` name or 12+
+tab-separated columns with a numeric ID: CoNLL-U Plus; ``_conll`` names or a
+``#begin document`` line: CoNLL-2012; otherwise CoNLL-2005). Each example keeps its
+format in ``meta["format"]``; the writer writes each example in the format it came from
+unless told otherwise, so a file read and written back is reproduced exactly.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import ClassVar, Literal
+
+from pydantic import Field
+from spanaug_conll_srl import bracketed, conllu_plus
+from spanaug_conll_srl.propbank import FrameFiles
+from spanaug_conll_srl.propositions import orphans
+from spanaug_ner.columns import Block, read_blocks, read_sentences, write_sentences
+
+from spanaug_core.errors import SpanaugError
+from spanaug_core.protocols import ComponentConfig
+from spanaug_core.types import Example
+
+log = logging.getLogger(__name__)
+
+Format = Literal["conllu", "conll2005", "conll2012"]
+_CONLL05_ROLE = re.compile(r"^(?:[CR]-)?A(\d|A)$")
+
+
+def detect_format(path: Path) -> Format:
+    """The SRL format of a file, from its name or its first line."""
+    if path.suffix == ".conllu":
+        return "conllu"
+    if path.name.endswith("_conll"):
+        return "conll2012"
+    for block in read_blocks(path):
+        for line in block.lines:
+            if line.text.startswith("#begin document"):
+                return "conll2012"
+            if line.text.startswith("#"):
+                continue
+            cells = line.text.split("\t")
+            return "conllu" if len(cells) >= 12 and cells[0].split("-")[0].split(".")[0].isdigit() else "conll2005"
+    return "conll2005"
+
+
+class ConllSrl:
+    """CoNLL SRL (CoNLL-U Plus / Universal PropBank, CoNLL-2005, CoNLL-2012): predicates and arguments as spans."""
+
+    name: ClassVar[str] = "conll-srl"
+
+    class Config(ComponentConfig):
+        format: Literal["auto", "conllu", "conll2005", "conll2012"] = Field(
+            default="auto", description="input format; auto detects it from the file name or first line"
+        )
+        arguments: Literal["subtree", "head"] = Field(
+            default="subtree",
+            description="CoNLL-U Plus marks argument heads: subtree expands each to its dependency subtree "
+            "(not entering the predicate's), head keeps the head word alone",
+        )
+        frames: Path | None = Field(
+            default=None, description="PropBank frames folder: attach roleset names and role descriptions to the spans"
+        )
+        write_format: Literal["same", "conllu", "conll2005", "conll2012"] = Field(
+            default="same", description="format to write: each example's own (CoNLL-U Plus for examples from elsewhere) or one for all"
+        )
+
+    def __init__(self, config: Config) -> None:
+        self.config = config
+        self.warnings: Counter[str] = Counter()
+        self._frames = FrameFiles(config.frames) if config.frames is not None else None
+
+    def read(self, path: Path | None) -> Iterator[Example]:
+        """Stream the sentences of an SRL file as examples (a target span per predicate, its arguments grouped)."""
+        if path is None:
+            raise SpanaugError("the conll-srl dataset has no default data; pass --input FILE (e.g. en_ewt-up-dev.conllu)")
+        fmt = detect_format(path) if self.config.format == "auto" else self.config.format
+
+        def make(block: Block, pre: str, number: int) -> Example:
+            ident = f"{path.name}#{number}"
+            if fmt == "conllu":
+                example = conllu_plus.read_sentence(block, self.config.arguments, ident)
+            else:
+                example = bracketed.read_sentence(block, bracketed.LAYOUTS[fmt], ident)
+            example = example.model_copy(update={"meta": {**example.meta, "pre": pre}})
+            return self._describe(example) if self._frames is not None else example
+
+        # CoNLL-2012's "#end document" line stands alone between blank lines: not a sentence.
+        yield from read_sentences(path, lambda block: not bracketed.is_comment_block(block), make)
+
+    def _describe(self, example: Example) -> Example:
+        """Attach PropBank roleset names and role descriptions to an example's spans."""
+        assert self._frames is not None
+        rolesets = {s.group: s.label for s in example.spans if s.role == "target"}
+        spans = []
+        for span in example.spans:
+            found = self._frames.lookup(rolesets.get(span.group, ""))
+            if found is None:
+                if span.role == "target":
+                    self.warnings["roleset not in frame files"] += 1
+                spans.append(span)
+                continue
+            name, roles = found
+            role = span.label.removeprefix("C-").removeprefix("R-")
+            role = "ARG" + _CONLL05_ROLE.match(role).group(1) if _CONLL05_ROLE.match(role) else role
+            description = name if span.role == "target" else roles.get(role)
+            spans.append(span.model_copy(update={"attrs": {**span.attrs, "description": description}}) if description else span)
+        return example.model_copy(update={"spans": tuple(spans)})
+
+    def count(self, path: Path | None) -> int | None:
+        """Number of sentences in the file (for a progress bar)."""
+        if path is None:
+            return None
+        return sum(1 for block in read_blocks(path) if block.lines and not bracketed.is_comment_block(block))
+
+    def write(self, examples: Iterable[Example], path: Path) -> int:
+        """Write examples in their own SRL format (or ``write_format``); returns how many were written."""
+
+        def lines(example: Example) -> Iterable[str]:
+            lost = orphans(example)
+            if lost:
+                self.warnings["argument without its predicate not written"] += lost
+                log.warning("%s: %d argument span(s) whose group has no target not written", example.id, lost)
+            fmt = self.config.write_format
+            if fmt == "same":
+                fmt = example.meta.get("format", "conllu")
+            if fmt != example.meta.get("format"):
+                # Layout meta belongs to the format it was read from.
+                example = example.model_copy(update={"meta": {}})
+            if fmt == "conllu":
+                return conllu_plus.write_sentence(example)
+            return bracketed.write_sentence(example, bracketed.LAYOUTS[fmt])
+
+        return write_sentences(examples, path, lines)

@@ -1,0 +1,60 @@
+"""PropBank frame files: roleset and role descriptions attached to SRL spans on request.
+
+A frames folder holds one XML file per predicate lemma (``come.xml`` with rolesets
+``come.01``...). Files are parsed lazily, on the first roleset asked of them, so pointing
+the reader at the 7,566-file release costs only what a dataset uses.
+"""
+
+from __future__ import annotations
+
+import logging
+import xml.etree.ElementTree as ET
+from functools import lru_cache
+from pathlib import Path
+
+from spanaug_core.errors import DataError
+
+log = logging.getLogger(__name__)
+
+
+class FrameFiles:
+    """Roleset descriptions from a PropBank ``frames/`` folder."""
+
+    def __init__(self, folder: Path) -> None:
+        if (folder / "frames").is_dir():
+            folder = folder / "frames"
+        if not folder.is_dir():
+            raise DataError("expected a PropBank frames folder (one <lemma>.xml per predicate)", path=folder)
+        self.folder = folder
+        self.malformed = 0
+        self._load = lru_cache(maxsize=None)(self._parse)
+
+    def _parse(self, lemma: str) -> dict[str, tuple[str, dict[str, str]]]:
+        path = self.folder / f"{lemma}.xml"
+        rolesets: dict[str, tuple[str, dict[str, str]]] = {}
+        if not path.is_file():
+            return rolesets
+        # Start events carry the attributes we need, so rolesets before a malformed spot
+        # survive it (the release's check.xml has a mismatched tag in an example).
+        roles: dict[str, str] = {}
+        try:
+            for _, element in ET.iterparse(path, events=("start",)):
+                if element.tag == "roleset":
+                    roles = {}
+                    rolesets[element.get("id", "")] = (element.get("name", ""), roles)
+                elif element.tag == "role":
+                    roles[f"ARG{element.get('n', '').upper()}"] = element.get("descr", "")
+        except ET.ParseError as exc:
+            self.malformed += 1
+            log.warning("%s: malformed frame file, rolesets after %s not read", path, exc.position)
+        return rolesets
+
+    def lookup(self, roleset: str) -> tuple[str, dict[str, str]] | None:
+        """``(name, {"ARG0": descr, ...})`` of a roleset id such as ``come.03``, or None."""
+        lemma = roleset.rsplit(".", 1)[0]
+        # Phrasal rolesets (come_up.11) live in the file of their head verb (come.xml).
+        for candidate in dict.fromkeys((lemma, lemma.split("_")[0], lemma.split("-")[0])):
+            found = self._load(candidate).get(roleset)
+            if found is not None:
+                return found
+        return None

@@ -1,0 +1,62 @@
+"""CLI commands of the FrameNet plugin: make the from-scratch seed, score a run against it.
+
+``spanaug convert framenet-seed`` writes ``seed.jsonl`` (the examples to augment) and
+``seed-lus.json`` (seed and held-out LUs per frame) into a folder;
+``spanaug eval framenet-lus --seed FOLDER --run OUT/`` prints precision and recall of
+the LUs the run found, and the run's statistics (Table 4 of Culkin et al.).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+SEED_LUS = "seed-lus.json"
+SEED_EXAMPLES = "seed.jsonl"
+
+
+@click.command("framenet-seed")
+@click.option("--input", "input_path", type=click.Path(path_type=Path), help="FrameNet release folder (default: NLTK's copy, else the embedded sample)")
+@click.option("--output", required=True, type=click.Path(path_type=Path), help="folder to write seed.jsonl and seed-lus.json into")
+@click.option("--frames", "n_frames", default=20, show_default=True, help="earliest-created frames to keep")
+@click.option("--lus", "n_lus", default=3, show_default=True, help="earliest-created annotated LUs per frame")
+@click.option("--annotations", "n_annotations", default=3, show_default=True, help="earliest annotations per LU")
+def framenet_seed(input_path: Path | None, output: Path, n_frames: int, n_lus: int, n_annotations: int) -> None:
+    """Write the FrameNet from-scratch seed (Culkin et al. §6.1) and its held-out LUs."""
+    from spanaug_framenet.ablation import select_seed
+
+    from spanaug_core.console import note
+
+    seed = select_seed(input_path, n_frames, n_lus, n_annotations)
+    output.mkdir(parents=True, exist_ok=True)
+    with (output / SEED_EXAMPLES).open("w", encoding="utf-8") as out:
+        out.writelines(example.model_dump_json() + "\n" for example in seed.examples)
+    (output / SEED_LUS).write_text(json.dumps(seed.manifest(), indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    held = sum(len(lus) for lus in seed.held_out.values())
+    note(f"wrote {len(seed.examples)} seed annotations over {len(seed.seed_lus)} frames ({held} held-out LUs) to {output}")
+
+
+@click.command("framenet-lus")
+@click.option("--seed", "seed_dir", required=True, type=click.Path(path_type=Path), help="folder written by `spanaug convert framenet-seed`")
+@click.option("--run", "run", required=True, type=click.Path(path_type=Path), help="run folder (augmented.jsonl) or the file itself")
+@click.option("--json", "as_json", is_flag=True, help="print the numbers as JSON")
+def framenet_lus(seed_dir: Path, run: Path, as_json: bool) -> None:
+    """Precision/recall of the (frame, LU) pairs a run produced against the held-out LUs, and run statistics."""
+    from spanaug_framenet.ablation import run_statistics, score_lus
+
+    from spanaug_core.console import out_console
+    from spanaug_core.errors import DataError
+
+    manifest_path = seed_dir / SEED_LUS
+    if not manifest_path.is_file():
+        raise DataError(f"expected {SEED_LUS} written by `spanaug convert framenet-seed`", path=seed_dir)
+    manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    seed_size = sum(1 for line in (seed_dir / SEED_EXAMPLES).open(encoding="utf-8") if line.strip()) if (seed_dir / SEED_EXAMPLES).is_file() else 0
+    numbers = {**score_lus(manifest, run), **run_statistics(seed_size, run)}
+    if as_json:
+        out_console.print_json(json.dumps(numbers))
+        return
+    for key, value in numbers.items():
+        out_console.print(f"{key:24} {value:.3f}" if isinstance(value, float) else f"{key:24} {value}")

@@ -1,0 +1,139 @@
+"""The ``framenet`` dataset: FrameNet 1.5/1.7 XML (or the embedded sample) as span examples.
+
+One example per annotated sentence (full text) or per exemplar sentence of an LU file.
+Each frame annotation set gives a ``target`` span (label: the frame; attrs: LU name and
+id, frame id, annotation-set id, created date) and its frame elements as ``argument``
+spans in the same group. Character offsets become tokens through a tokenizer that
+splits at every annotated edge. What cannot be resolved on the real release (a frame id
+missing from the frame index, a set without a target, a span on whitespace only) is
+skipped and counted in ``warnings``; with ``strict`` it is an error instead.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, ClassVar, Literal
+
+from pydantic import Field
+from spanaug_framenet.release import AnnotationSet, Sentence, find_release, frame_ids, read_file
+from spanaug_framenet.tokens import Tokenized, tokenize_with_boundaries
+
+from spanaug_core.errors import DataError
+from spanaug_core.protocols import ComponentConfig
+from spanaug_core.types import Example, Span
+
+log = logging.getLogger(__name__)
+
+
+class FrameNetReader:
+    """FrameNet XML release (1.5/1.7, full text and LU exemplars; embedded sample without --input): frames as spans."""
+
+    name: ClassVar[str] = "framenet"
+
+    class Config(ComponentConfig):
+        source: Literal["fulltext", "exemplars", "both"] = Field(
+            default="both", description="full-text documents, LU exemplar sentences, or both"
+        )
+        frames: tuple[str, ...] = Field(
+            default=(), description="keep only annotation sets of these frames (empty: all); a subset of the release"
+        )
+        max_files: int | None = Field(
+            default=None, ge=1, description="read at most this many XML files of each source (a quick subset)"
+        )
+        strict: bool = Field(
+            default=False, description="fail on what cannot be resolved (unknown frame id, missing target) instead of skipping it with a counted warning"
+        )
+
+    def __init__(self, config: Config) -> None:
+        self.config = config
+        self.warnings: Counter[str] = Counter()
+
+    def files(self, release: Path) -> Iterator[tuple[Path, str]]:
+        """The XML files to read, with their source kind."""
+        folders = {"fulltext": [("fulltext", "fulltext")], "exemplars": [("lu", "exemplar")]}
+        wanted = folders["fulltext"] + folders["exemplars"] if self.config.source == "both" else folders[self.config.source]
+        for folder, source in wanted:
+            paths = sorted((release / folder).glob("*.xml"))
+            yield from ((p, source) for p in paths[: self.config.max_files])
+
+    def read(self, path: Path | None) -> Iterator[Example]:
+        """Stream examples from a release folder (``None``: NLTK's copy, else the embedded sample)."""
+        release = find_release(path)
+        known = frame_ids(release)
+        wanted = set(self.config.frames)
+        for file, source in self.files(release):
+            for sentence in read_file(file, source):
+                sets = [a for a in sentence.annotation_sets if not wanted or a.frame in wanted]
+                sets = [a for a in sets if self._resolved(a, known, sentence)]
+                if sets:
+                    example = self._example(sentence, sets)
+                    if example is not None:
+                        yield example
+        if self.warnings:
+            log.warning("%s: skipped %s", release, ", ".join(f"{n} {what}" for what, n in sorted(self.warnings.items())))
+
+    def count(self, path: Path | None) -> int | None:
+        """Unknown without parsing every file: no progress total."""
+        return None
+
+    def _skip(self, what: str, sentence: Sentence, detail: str) -> None:
+        if self.config.strict:
+            raise DataError(f"sentence {sentence.id}: {detail}", path=sentence.file)
+        self.warnings[what] += 1
+        log.debug("%s: sentence %s: %s", sentence.file, sentence.id, detail)
+
+    def _resolved(self, aset: AnnotationSet, known: dict[str, str], sentence: Sentence) -> bool:
+        if aset.frame_id not in known:
+            self._skip("annotation sets with an unknown frame id", sentence, f"annotation set {aset.id}: frame id {aset.frame_id!r} is not in the frame index")
+            return False
+        if not any(t.start is not None for t in aset.targets):
+            self._skip("annotation sets without a target", sentence, f"annotation set {aset.id} ({aset.frame}) has no Target label")
+            return False
+        return True
+
+    def _example(self, sentence: Sentence, sets: list[AnnotationSet]) -> Example | None:
+        edges: list[int] = []
+        for aset in sets:
+            for label in [*aset.targets, *(label for _, label in aset.elements)]:
+                if label.start is not None and label.end is not None:
+                    if not 0 <= label.start <= label.end < len(sentence.text):
+                        self._skip("labels outside their sentence", sentence, f"label {label.name} ({label.start}, {label.end}) lies outside the {len(sentence.text)} characters")
+                        continue
+                    edges += [label.start, label.end + 1]
+        tokenized = tokenize_with_boundaries(sentence.text, edges)
+        if not tokenized.tokens:
+            self._skip("empty sentences", sentence, "the sentence has no text")
+            return None
+        spans: list[Span] = []
+        for aset in sets:
+            spans.extend(self._spans(aset, tokenized, sentence))
+        meta: dict[str, Any] = {"source": sentence.source, "file": sentence.file.name, "text": sentence.text, "sentence_id": sentence.id}
+        prefix = "fn" if sentence.source == "fulltext" else f"fn-lu{sets[0].lu_id}"
+        return Example(id=f"{prefix}-{sentence.id}", tokens=tokenized.tokens, spans=tuple(spans), meta=meta)
+
+    def _spans(self, aset: AnnotationSet, tokenized: Tokenized, sentence: Sentence) -> list[Span]:
+        pieces = [tokenized.token_span(t.start, t.end) for t in aset.targets if t.start is not None and t.end is not None]
+        pieces = [p for p in pieces if p is not None]
+        if not pieces:
+            self._skip("targets on whitespace only", sentence, f"annotation set {aset.id}: the target covers no token")
+            return []
+        attrs: dict[str, Any] = {"lu": aset.lu, "lu_id": aset.lu_id, "frame_id": aset.frame_id, "annotation_set": aset.id, "created": aset.created}
+        if len(pieces) > 1:  # a discontinuous target ("pick ... up"): the span is its first piece
+            attrs["pieces"] = [list(p) for p in pieces]
+        nulls = [f"{label.name}:{label.itype}" for _, label in aset.elements if label.start is None]
+        if nulls:
+            attrs["null_instantiations"] = nulls
+        spans = [Span(start=pieces[0][0], end=pieces[0][1], label=aset.frame, role="target", group=aset.id, attrs=attrs)]
+        for rank, label in aset.elements:
+            if label.start is None or label.end is None:
+                continue
+            where = tokenized.token_span(label.start, label.end)
+            if where is None:
+                self._skip("frame elements on whitespace only", sentence, f"annotation set {aset.id}: FE {label.name} covers no token")
+                continue
+            fe_attrs = {"rank": rank} if rank > 1 else {}
+            spans.append(Span(start=where[0], end=where[1], label=label.name, role="argument", group=aset.id, attrs=fe_attrs))
+        return spans

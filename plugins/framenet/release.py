@@ -1,0 +1,191 @@
+"""A FrameNet XML release on disk: where it is, its frames and LUs, its annotated sentences.
+
+1.5 and 1.7 share one schema (``frameIndex.xml``, ``frame/``, ``lu/``, ``fulltext/``), as
+does NLTK's ``framenet_v15``/``framenet_v17`` folder. ``find_release`` resolves a user's
+path (or NLTK's data path when none is given); ``sentences`` streams every annotated
+sentence of the full-text documents and/or the LU exemplar files, one parsed file at a
+time, as plain records the reader turns into examples.
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+from spanaug_core.errors import DataError
+
+SAMPLE = Path(__file__).parent / "sample"
+NLTK_FOLDERS = ("framenet_v17", "framenet_v15")
+
+
+def local(tag: str) -> str:
+    """An element's tag without its XML namespace."""
+    return tag.rsplit("}", 1)[-1]
+
+
+def parse_date(text: str | None) -> datetime:
+    """FrameNet's ``cDate`` (``03/05/2008 03:58:07 PST Wed``); undated sorts last."""
+    if not text:
+        return datetime.max
+    try:
+        return datetime.strptime(text[:19], "%m/%d/%Y %H:%M:%S")
+    except ValueError:
+        return datetime.max
+
+
+def is_release(folder: Path) -> bool:
+    return (folder / "frameIndex.xml").is_file() or (folder / "frame").is_dir()
+
+
+def find_release(path: Path | None) -> Path:
+    """The release folder for ``path``: the folder itself, a ``fndata-*`` inside it, or
+    (``path`` None) NLTK's ``framenet_v17``/``framenet_v15`` on its data path, else the
+    embedded sample."""
+    if path is not None:
+        candidates = [path, *sorted(path.glob("fndata-*")), *(path / name for name in NLTK_FOLDERS)] if path.is_dir() else []
+        for folder in candidates:
+            if is_release(folder):
+                return folder
+        raise DataError("expected a FrameNet release folder (with frameIndex.xml, frame/, lu/, fulltext/)", path=path)
+    try:
+        import nltk.data
+
+        roots = [Path(p) for p in nltk.data.path]
+    except ImportError:
+        roots = []
+    for root in roots:
+        for name in NLTK_FOLDERS:
+            if is_release(root / "corpora" / name):
+                return root / "corpora" / name
+    return SAMPLE
+
+
+@dataclass(frozen=True)
+class Label:
+    """A labeled character span (``end`` inclusive) or a null instantiation (no offsets)."""
+
+    name: str
+    start: int | None
+    end: int | None
+    itype: str | None = None
+
+
+@dataclass
+class AnnotationSet:
+    """One frame annotation: target pieces and frame-element labels (by FE layer rank)."""
+
+    id: str
+    frame: str
+    frame_id: str
+    lu: str
+    lu_id: str
+    created: str
+    targets: list[Label] = field(default_factory=list)
+    elements: list[tuple[int, Label]] = field(default_factory=list)
+
+
+@dataclass
+class Sentence:
+    """An annotated sentence with where it came from."""
+
+    id: str
+    text: str
+    source: str  # "fulltext" or "exemplar"
+    file: Path
+    annotation_sets: list[AnnotationSet]
+
+
+def _labels(layer: ET.Element) -> Iterator[Label]:
+    for label in layer:
+        start, end = label.get("start"), label.get("end")
+        yield Label(
+            label.get("name", ""),
+            int(start) if start is not None else None,
+            int(end) if end is not None else None,
+            label.get("itype"),
+        )
+
+
+def _annotation_set(element: ET.Element, lu: tuple[str, str, str, str] | None) -> AnnotationSet | None:
+    """A frame annotation set (None for part-of-speech/NER-only sets).
+
+    ``lu`` is (lu name, lu id, frame, frame id) of an exemplar file; full-text sets name
+    their own.
+    """
+    name, lu_id, frame, frame_id = lu or (
+        element.get("luName", ""),
+        element.get("luID", ""),
+        element.get("frameName", ""),
+        element.get("frameID", ""),
+    )
+    # Full-text frame annotations name their LU; the others there are part-of-speech,
+    # NER or WSL layers. In exemplar files the LU is the file's.
+    if lu is None and not element.get("luName") and not element.get("frameName"):
+        return None
+    aset = AnnotationSet(element.get("ID", ""), frame, frame_id, name, lu_id, element.get("cDate", ""))
+    for layer in element:
+        if local(layer.tag) != "layer":
+            continue
+        if layer.get("name") == "Target":
+            aset.targets.extend(_labels(layer))
+        elif layer.get("name") == "FE":
+            rank = int(layer.get("rank", "1"))
+            aset.elements.extend((rank, label) for label in _labels(layer))
+    if lu is not None and not aset.targets and not aset.elements:
+        return None  # an exemplar's part-of-speech layers (status UNANN)
+    return aset
+
+
+def read_file(path: Path, source: str) -> Iterator[Sentence]:
+    """The sentences of one full-text document or one LU exemplar file."""
+    try:
+        root = ET.parse(path).getroot()
+    except ET.ParseError as exc:
+        raise DataError(f"not well-formed FrameNet XML: {exc}", path=path) from None
+    lu = None
+    if local(root.tag) == "lexUnit":
+        lu = (root.get("name", ""), root.get("ID", ""), root.get("frame", ""), root.get("frameID", ""))
+    for sentence in root.iter():
+        if local(sentence.tag) != "sentence":
+            continue
+        text = next((child.text or "" for child in sentence if local(child.tag) == "text"), "")
+        sets = [
+            aset
+            for child in sentence
+            if local(child.tag) == "annotationSet" and (aset := _annotation_set(child, lu)) is not None
+        ]
+        if sets:
+            yield Sentence(sentence.get("ID", ""), text, source, path, sets)
+
+
+@dataclass(frozen=True)
+class FrameInfo:
+    """A frame of the release: id, name, created date, and its LUs ``(name, id, created)``."""
+
+    id: str
+    name: str
+    created: datetime
+    lus: tuple[tuple[str, str, datetime], ...]
+
+
+def frame_ids(release: Path) -> dict[str, str]:
+    """Frame id -> name from ``frameIndex.xml`` (or the frame files when there is no index)."""
+    index = release / "frameIndex.xml"
+    if index.is_file():
+        return {e.get("ID", ""): e.get("name", "") for e in ET.parse(index).getroot() if local(e.tag) == "frame"}
+    return {info.id: info.name for info in frames(release)}
+
+
+def frames(release: Path) -> Iterator[FrameInfo]:
+    """Every frame file of the release with its LUs and their created dates."""
+    for path in sorted((release / "frame").glob("*.xml")):
+        root = ET.parse(path).getroot()
+        lus = tuple(
+            (e.get("name", ""), e.get("ID", ""), parse_date(e.get("cDate")))
+            for e in root
+            if local(e.tag) == "lexUnit"
+        )
+        yield FrameInfo(root.get("ID", ""), root.get("name", ""), parse_date(root.get("cDate")), lus)

@@ -1,0 +1,182 @@
+"""The ``conll-ner`` dataset: CoNLL-2003-style NER columns read into entity spans and written back.
+
+A sentence is a block of token lines (token first, chunk tag last, any columns between
+kept verbatim, e.g. CoNLL-2003's POS and chunk tags); ``-DOCSTART-`` blocks and the
+separator lines before a sentence are kept as raw text in ``meta["pre"]`` so the writer
+reproduces the file byte for byte. Tags are decoded leniently (entity counts equal
+seqeval's); the scheme (IOB1, IOB2, BIOES) is detected per file in a first cheap pass
+over the tag column, checked (``strict``: an error; else a counted warning and the
+seqeval reading), and can be changed on writing.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any, ClassVar, Literal
+
+from pydantic import Field
+from spanaug_ner.columns import Block, Line, endings, endings_meta, read_blocks, read_sentences, write_sentences
+from spanaug_ner.tagging import SCHEMES, Scheme, decode, detect_scheme, encode, invalid_tags, split_tag
+
+from spanaug_core.errors import DataError, SpanaugError
+from spanaug_core.protocols import ComponentConfig
+from spanaug_core.types import Example, Span
+
+log = logging.getLogger(__name__)
+
+DOCSTART = "-DOCSTART-"
+ENTITY_ROLES = ("entity", "target")
+
+
+def _is_sentence(block: Block) -> bool:
+    """Every block but a ``-DOCSTART-`` line."""
+    return not (len(block.lines) == 1 and block.lines[0].text.split()[0] == DOCSTART)
+
+
+def _delimiter(line: Line) -> str:
+    return "\t" if "\t" in line.text else " "
+
+
+class ConllNer:
+    """CoNLL-2003-style NER (2 or 4 columns, IOB1/IOB2/BIOES): entities as spans, written back exactly."""
+
+    name: ClassVar[str] = "conll-ner"
+
+    class Config(ComponentConfig):
+        scheme: Literal["auto", "iob1", "iob2", "bioes"] = Field(
+            default="auto", description="tag scheme of the input; auto detects it per file (BIOES if E-/S-, IOB2 if B- opens entities, else IOB1)"
+        )
+        strict: bool = Field(
+            default=False,
+            description="reject tags invalid in the scheme (an I- after O in IOB2...); otherwise read them as seqeval does and count a warning",
+        )
+        entities: Literal["keep", "rewrite"] = Field(
+            default="keep",
+            description="keep: entities are kept (role entity, include constraints); rewrite: entities are the spans to paraphrase (role target)",
+        )
+        write_scheme: Literal["same", "iob1", "iob2", "bioes"] = Field(
+            default="same", description="scheme to write: same as each example was read in (IOB2 for examples from elsewhere) or a conversion"
+        )
+        fill: str = Field(
+            default="_", min_length=1, description="value written in the middle columns (POS, chunk) of examples that have none, e.g. augmented ones"
+        )
+
+    def __init__(self, config: Config) -> None:
+        self.config = config
+        self.warnings: Counter[str] = Counter()
+
+    # -- reading ----------------------------------------------------------------------
+    def read(self, path: Path | None) -> Iterator[Example]:
+        """Stream the sentences of a CoNLL NER file as examples (entity spans, raw layout in meta)."""
+        if path is None:
+            raise SpanaugError("the conll-ner dataset has no default data; pass --input FILE (e.g. eng.train)")
+        scheme = self.config.scheme if self.config.scheme != "auto" else self._detect(path)
+        role = "entity" if self.config.entities == "keep" else "target"
+        columns: list[int] = []  # the file's column count, fixed by its first sentence
+
+        def make(block: Block, pre: str, number: int) -> Example:
+            if not columns:
+                columns.append(len(block.lines[0].text.split(_delimiter(block.lines[0]))))
+            return self._example(block, pre, scheme, columns[0], role, f"{path.name}#{number}")
+
+        yield from read_sentences(path, _is_sentence, make)
+        if self.warnings:
+            log.warning("%s: %s", path, ", ".join(f"{n} {what}" for what, n in self.warnings.items()))
+
+    def _detect(self, path: Path) -> Scheme:
+        def tag_columns() -> Iterator[list[str]]:
+            for block in read_blocks(path):
+                if block.lines and _is_sentence(block):
+                    yield [line.text.split()[-1] for line in block.lines]
+
+        try:
+            return detect_scheme(tag_columns())
+        except ValueError:
+            return "iob2"  # a bad tag: the reading pass reports it with its line number
+
+    def _example(self, block: Block, pre: str, scheme: Scheme, columns: int, role: str, ident: str) -> Example:
+        delimiter = _delimiter(block.lines[0])
+        tokens: list[str] = []
+        middle: list[list[str]] = []
+        tags: list[str] = []
+        for line in block.lines:
+            cells = line.text.split(delimiter)
+            if len(cells) != columns or any(not cell for cell in cells):
+                raise block.error(
+                    f"expected {columns} non-empty columns separated by single {'tabs' if delimiter == chr(9) else 'spaces'} "
+                    f"(as on the file's first line), got {line.text!r}",
+                    line,
+                )
+            if columns < 2:
+                raise block.error("expected at least 2 columns (token and tag)", line)
+            try:
+                split_tag(cells[-1])
+            except ValueError as exc:
+                raise block.error(str(exc), line) from None
+            tokens.append(cells[0])
+            middle.append(cells[1:-1])
+            tags.append(cells[-1])
+        for position, expected in invalid_tags(tags, scheme):
+            if self.config.strict:
+                raise block.error(f"{expected}; set strict=false to read it as seqeval does", block.lines[position])
+            self.warnings["invalid tag read as seqeval does"] += 1
+            log.debug("%s:%d: %s; read as seqeval does", block.path, block.lines[position].number, expected)
+        entities = decode(tags)
+        meta: dict[str, Any] = {"pre": pre, "scheme": scheme, "delimiter": delimiter, "line": block.lines[0].number}
+        if columns > 2:
+            meta["columns"] = middle
+        if encode(entities, len(tags), scheme) != tags:
+            # Tags the scheme would not write (an annotation slip): keep them, so writing
+            # back is exact as long as the entities are unchanged.
+            meta["tags"] = tags
+        meta.update(endings_meta(block.lines))
+        spans = tuple(Span(start=s, end=e, label=kind, role=role) for s, e, kind in entities)
+        try:
+            return Example(id=ident, tokens=tuple(tokens), spans=spans, meta=meta)
+        except ValueError as exc:
+            raise block.error(f"invalid sentence: {exc}") from None
+
+    def count(self, path: Path | None) -> int | None:
+        """Number of sentences in the file (for a progress bar)."""
+        if path is None:
+            return None
+        return sum(1 for block in read_blocks(path) if block.lines and _is_sentence(block))
+
+    # -- writing ----------------------------------------------------------------------
+    def write(self, examples: Iterable[Example], path: Path) -> int:
+        """Write examples as CoNLL NER columns; returns how many were written."""
+        width: list[int] = []  # number of middle columns, fixed by the first example that has them
+
+        def lines(example: Example) -> Iterator[str]:
+            middle = example.meta.get("columns")
+            if not isinstance(middle, list) or len(middle) != len(example.tokens):
+                middle = None
+            elif not width:
+                width.append(len(middle[0]) if middle else 0)
+            delimiter = example.meta.get("delimiter", " ")
+            fill = [self.config.fill] * (width[0] if width else 0)
+            ends = endings(example.meta, len(example.tokens))
+            for i, (token, tag) in enumerate(zip(example.tokens, self._tags(example), strict=True)):
+                yield delimiter.join([token, *(middle[i] if middle else fill), tag]) + ends[i]
+
+        return write_sentences(examples, path, lines)
+
+    def _tags(self, example: Example) -> list[str]:
+        entities = [(s.start, s.end, s.label) for s in example.spans if s.role in ENTITY_ROLES]
+        dropped = len(example.spans) - len(entities)
+        if dropped:
+            self.warnings["non-entity span not written"] += dropped
+            log.warning("%s: %d span(s) with a role other than entity/target not written", example.id, dropped)
+        scheme = self.config.write_scheme
+        original = example.meta.get("tags")
+        if scheme == "same":
+            if isinstance(original, list) and len(original) == len(example.tokens) and decode(original) == sorted(entities):
+                return list(original)
+            scheme = example.meta["scheme"] if example.meta.get("scheme") in SCHEMES else "iob2"
+        try:
+            return encode(entities, len(example.tokens), scheme)
+        except ValueError as exc:
+            raise DataError(f"example {example.id}: {exc}") from None

@@ -1,0 +1,179 @@
+"""conll-srl: CoNLL-U Plus, CoNLL-2005 and CoNLL-2012 read into spans and written back exactly."""
+
+from __future__ import annotations
+
+import tarfile
+from pathlib import Path
+
+import pytest
+from spanaug_conll_srl.brackets import decode_column, encode_column
+from spanaug_conll_srl.dataset import ConllSrl, detect_format
+
+from spanaug_core.errors import DataError
+from spanaug_core.types import Example, Span
+
+
+def row(i: int, form: str, lemma: str, head: int, rel: str, sense: str, *args: str, misc: str = "_") -> str:
+    return "\t".join([str(i), form, lemma, "X", "X", "_", str(head), rel, f"{head}:{rel}", misc, sense, *args])
+
+
+# "The man who left bought bread ." — "man" heads ARG0 of both predicates; the relative
+# clause "who left" hangs under "man", so for "left" the subtree expansion must stop at it.
+CONLLU = "\n".join(
+    [
+        "# sent_id = s1",
+        "# text = The man who left bought bread.",
+        row(1, "The", "the", 2, "det", "_", "_", "_"),
+        row(2, "man", "man", 5, "nsubj", "_", "ARG0", "ARG0"),
+        row(3, "who", "who", 4, "nsubj", "_", "R-ARG0", "_"),
+        row(4, "left", "leave", 2, "acl:relcl", "leave.11", "V", "_"),
+        row(5, "bought", "buy", 0, "root", "buy.01", "_", "V"),
+        row(6, "bread", "bread", 5, "obj", "_", "_", "ARG1", misc="SpaceAfter=No"),
+        row(7, ".", ".", 5, "punct", "_", "_", "_"),
+        "",
+        "# sent_id = s2",
+        "# text = Hi",
+        "1\tHi\thi\tINTJ\tUH\t_\t0\troot\t0:root\t_\t_\t",
+        "1.1\thas\thave\tVERB\tVBZ\t_\t_\t_\t1:parataxis\tCopyOf=-1\t\t",
+        "",
+        "",
+    ]
+)
+
+CONLL05 = """The    -     (A0*   *
+cat    -        *)  *
+sat    sit   (V*)   *
+and    -     *      *
+purred purr  *      (V*V)
+
+Rain   -
+.      -
+
+"""
+
+CONLL12 = """#begin document (bc/x/00/x_0001); part 000
+bc/x/00/x_0001   0   0      She   PRP   (TOP(S(NP*)      -      -   -   A   *   (ARG0*)   (12)
+bc/x/00/x_0001   0   1    sold    VBD         (VP*     sell    01   1   A   *        (V*)   -
+bc/x/00/x_0001   0   2     the     DT         (NP*        -     -   -   A   *     (ARG1*    -
+bc/x/00/x_0001   0   3    farm     NN          *)))       -     -   -   A   *          *)   -
+
+#end document
+"""
+
+
+def round_trip(tmp_path: Path, text: str, name: str, **options) -> tuple[list[Example], str]:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    dataset = ConllSrl(ConllSrl.Config(**options))
+    examples = list(dataset.read(path))
+    out = tmp_path / f"out-{name}"
+    assert dataset.write(examples, out) == len(examples)
+    return examples, out.read_text(encoding="utf-8")
+
+
+def spans_of(example: Example, group: str) -> list[tuple[str, str, str]]:
+    return [(s.role, s.label, s.text(example.tokens)) for s in example.spans if s.group == group]
+
+
+def test_conllu_plus_subtree_stops_at_the_predicate_and_round_trips(tmp_path: Path) -> None:
+    examples, written = round_trip(tmp_path, CONLLU, "a.conllu")
+    assert written == CONLLU
+    first = examples[0]
+    assert spans_of(first, "0") == [("target", "leave.11", "left"), ("argument", "ARG0", "The man"), ("argument", "R-ARG0", "who")]
+    assert spans_of(first, "1") == [("target", "buy.01", "bought"), ("argument", "ARG0", "The man who left"), ("argument", "ARG1", "bread")]
+    assert examples[1].tokens == ("Hi",) and examples[1].spans == ()
+
+
+def test_conllu_plus_head_mode_keeps_head_words(tmp_path: Path) -> None:
+    examples, written = round_trip(tmp_path, CONLLU, "a.conllu", arguments="head")
+    assert written == CONLLU
+    assert spans_of(examples[0], "1")[1] == ("argument", "ARG0", "man")
+
+
+def test_conll2005_and_conll2012_round_trip(tmp_path: Path) -> None:
+    examples, written = round_trip(tmp_path, CONLL05, "test.props")
+    assert written == CONLL05
+    assert spans_of(examples[0], "0") == [("target", "sit", "sat"), ("argument", "A0", "The cat")]
+    assert spans_of(examples[0], "1") == [("target", "purr", "purred")]
+    assert examples[1].spans == ()
+    examples, written = round_trip(tmp_path, CONLL12, "x.gold_conll")
+    assert written == CONLL12
+    assert spans_of(examples[0], "0") == [("target", "sell.01", "sold"), ("argument", "ARG0", "She"), ("argument", "ARG1", "the farm")]
+
+
+def test_format_detection(tmp_path: Path) -> None:
+    for name, text, expected in [("a.txt", CONLLU, "conllu"), ("b.txt", CONLL12, "conll2012"), ("c.txt", CONLL05, "conll2005")]:
+        (tmp_path / name).write_text(text)
+        assert detect_format(tmp_path / name) == expected
+
+
+def test_bracket_codec_nests_and_repeats_labels() -> None:
+    cells = ["(A1*", "(A2*)", "*A1)"]
+    spans, close_labels = decode_column(cells)
+    assert spans == [(0, 3, "A1"), (1, 2, "A2")] and close_labels
+    assert encode_column(spans, 3, close_labels) == ["(A1*", "(A2*A2)", "*A1)"]
+    with pytest.raises(ValueError, match="never closed"):
+        decode_column(["(A0*", "*"])
+
+
+def test_augmented_example_writes_in_each_format(tmp_path: Path) -> None:
+    example = Example(
+        id="aug",
+        tokens=("Kim", "purchased", "a", "farm"),
+        spans=(
+            Span(start=1, end=2, label="purchase.01", role="target", group="0", attrs={"lemma": "purchase", "frameset": "01"}),
+            Span(start=0, end=1, label="ARG0", role="argument", group="0"),
+            Span(start=2, end=4, label="ARG1", role="argument", group="0", attrs={"head_offset": 1}),
+        ),
+    )
+    for fmt in ("conllu", "conll2005", "conll2012"):
+        path = tmp_path / f"aug.{fmt}"
+        ConllSrl(ConllSrl.Config(write_format=fmt)).write([example], path)
+        back = list(ConllSrl(ConllSrl.Config(format=fmt, arguments="head")).read(path))
+        got = [(s.role, s.label, s.start, s.end) for s in back[0].spans]
+        expected_arg1 = (3, 4) if fmt == "conllu" else (2, 4)  # CoNLL-U keeps the head word only
+        assert got == [("target", "purchase.01" if fmt != "conll2005" else "purchase", 1, 2), ("argument", "ARG0", 0, 1), ("argument", "ARG1", *expected_arg1)]
+
+
+@pytest.mark.parametrize(
+    ("text", "name", "message"),
+    [
+        (CONLL05.replace("(V*V)", "(V*"), "a.props", r"a\.props:1: proposition column 2: row 4: bracket '\(V' is never closed"),
+        (CONLL05.replace("purred purr", "purred"), "b.props", r"b\.props:5: expected 4 columns"),
+        (CONLLU.replace("\tARG1\n", "\n"), "c.conllu", r"c\.conllu:8: expected 13 columns"),
+    ],
+)
+def test_malformed_input_names_file_line_and_expectation(tmp_path: Path, text: str, name: str, message: str) -> None:
+    path = tmp_path / name
+    path.write_text(text)
+    with pytest.raises(DataError, match=message):
+        list(ConllSrl(ConllSrl.Config()).read(path))
+
+
+def test_propbank_frames_describe_rolesets(tmp_path: Path) -> None:
+    frames = tmp_path / "frames"
+    frames.mkdir()
+    (frames / "buy.xml").write_text(
+        '<frameset><predicate lemma="buy"><roleset id="buy.01" name="purchase"><roles>'
+        '<role n="0" descr="buyer"/><role n="1" descr="thing bought"/></roles></roleset></predicate></frameset>'
+    )
+    path = tmp_path / "a.conllu"
+    path.write_text(CONLLU)
+    dataset = ConllSrl(ConllSrl.Config(frames=frames))
+    example = next(iter(dataset.read(path)))
+    described = {(s.label, s.attrs.get("description")) for s in example.spans if s.group == "1"}
+    assert described == {("buy.01", "purchase"), ("ARG0", "buyer"), ("ARG1", "thing bought")}
+    assert dataset.warnings["roleset not in frame files"] == 1  # leave.11
+
+
+@pytest.mark.real_data
+def test_universal_propbank_ewt_dev_round_trip(shared_data, tmp_path: Path) -> None:
+    with tarfile.open(shared_data("up_english_ewt.tar.xz")) as archive:
+        archive.extractall(tmp_path, members=[m for m in archive.getmembers() if m.name.endswith("dev.conllu")], filter="data")
+    path = next(tmp_path.rglob("*dev.conllu"))
+    dataset = ConllSrl(ConllSrl.Config())
+    examples = list(dataset.read(path))
+    assert len(examples) == 2002
+    assert sum(s.role == "target" for e in examples for s in e.spans) == 4977
+    dataset.write(examples, tmp_path / "out.conllu")
+    assert (tmp_path / "out.conllu").read_bytes() == path.read_bytes()
