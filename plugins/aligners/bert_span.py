@@ -1,0 +1,67 @@
+"""bert-span: the trained span aligner of Culkin et al. 2021 §4.1 (frozen encoder + small head).
+
+Each (S, S') pair is encoded once as ``[CLS] S [SEP] S' [SEP]``; the head (see head.py)
+scores every candidate span of S' against the source span; the argmax wins unless its
+score is under the threshold (by default the one tuned on dev when the head was trained).
+The head folder names the encoder it was trained with. A default head, trained only on
+data the project generated itself (``spanaug make-align-data``), ships in ``heads/default``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import ClassVar
+
+from pydantic import Field
+
+from spanaug_core.protocols import AlignerConfig
+from spanaug_core.types import AlignItem, Alignment
+
+from spanaug_aligners.encoder import Encoder, encode_items, to_alignment
+
+DEFAULT_HEAD = Path(__file__).resolve().parent / "heads" / "default"
+
+
+class BertSpanAligner:
+    """Trained span aligner: frozen encoder, Df/Mx/Cue features, feed-forward scorer (paper §4.1)."""
+
+    name: ClassVar[str] = "bert-span"
+
+    class Config(AlignerConfig):
+        threshold: float | None = Field(
+            default=None, ge=0.0, le=1.0, description="answer None below this score (default: the head's tuned one)"
+        )
+        head: str | None = Field(default=None, description="folder of a trained head (default: the shipped one)")
+        encoder: str | None = Field(default=None, description="encoder override (default: the head's own)")
+        top_k: int = Field(default=5, ge=1, description="candidates reported per item")
+        batch_size: int = Field(default=32, ge=1, description="sentence pairs per encoder batch")
+        device: str = Field(default="cpu", description="torch device")
+
+    def __init__(self, config: Config) -> None:
+        self.config = config
+        self._loaded: tuple[object, Encoder] | None = None
+
+    def _load(self) -> tuple[object, Encoder]:
+        if self._loaded is None:
+            from spanaug_aligners.head import load_head
+
+            model = load_head(Path(self.config.head) if self.config.head else DEFAULT_HEAD, self.config.device)
+            encoder = Encoder(self.config.encoder or model.config.encoder, device=self.config.device)
+            self._loaded = (model, encoder)
+        return self._loaded
+
+    def align(self, items: Sequence[AlignItem]) -> list[Alignment]:
+        from spanaug_aligners.head import score_items
+
+        model, encoder = self._load()
+        threshold = self.config.threshold if self.config.threshold is not None else model.config.threshold
+        vectors = encode_items(encoder, items, joint=True, batch_size=self.config.batch_size)
+        results: list[Alignment] = []
+        # Items are scored in chunks so a huge call does not build one giant feature matrix.
+        chunk = 256
+        for i in range(0, len(items), chunk):
+            inputs = [(src, tgt, it.source_span) for it, (src, tgt) in zip(items[i : i + chunk], vectors[i : i + chunk])]
+            for spans, probs in score_items(model, inputs):
+                results.append(to_alignment(spans, probs.tolist(), threshold, self.config.top_k))
+        return results

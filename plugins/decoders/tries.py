@@ -1,0 +1,361 @@
+"""Multi-state constraint tries (Hu et al. 2019, §3.1-3.2), as objects and as batch tensors.
+
+Phrases are token-id sequences. Both tries share one structure: nodes numbered from the
+root (0), each with outgoing arcs by token id and the constraints ending there. A
+positive constraint may have several alternative token sequences (the tokenizations of
+one text phrase: with or without a leading space...); reaching any of them meets it once.
+
+A *positive* trie state tracks every suffix of the output that matches a trie path (the
+set of *active* nodes) plus how many times each end node must still be reached. Tracking
+all suffixes at once is what solves the corner cases of the paper's Fig. 1: a shared
+prefix ("a cow" / "a horse") needs no guess, and completing "small cat" while tracking
+"a small bird" is noticed because "small" started its own state. A node whose subtree
+holds no unmet phrase is dead (the paper's pruning) and is neither tracked nor proposed.
+
+A *negative* trie state tracks the same suffix set; the tokens that would end a banned
+phrase from an active node (or from the root: single-token phrases) are *blocked*.
+
+The object API (``PositiveTrie``/``NegativeTrie`` and their immutable states) is the
+reference; ``TrieTable`` + ``PositiveBatchState``/``NegativeBatchState`` are the same
+machines over tensors of hypotheses for the decoder's hot path (tests check they agree).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import torch
+
+ROOT = 0
+
+
+class _Trie:
+    """Arcs of a set of token-id phrases, with the constraint *groups* each node ends.
+
+    A group is one constraint: a phrase, or several alternative token sequences of one
+    phrase (with or without a leading space...) of which generating any one meets it.
+    """
+
+    def __init__(self, groups: Sequence[Sequence[Sequence[int]]]) -> None:
+        self.children: list[dict[int, int]] = [{}]
+        self.node_groups: list[list[int]] = [[]]  # groups ending at each node
+        self.depth: list[int] = [0]
+        for g, variants in enumerate(groups):
+            for phrase in variants:
+                if not phrase:
+                    raise ValueError("a constraint phrase needs at least one token")
+                node = ROOT
+                for tok in phrase:
+                    nxt = self.children[node].get(int(tok))
+                    if nxt is None:
+                        nxt = len(self.children)
+                        self.children[node][int(tok)] = nxt
+                        self.children.append({})
+                        self.node_groups.append([])
+                        self.depth.append(self.depth[node] + 1)
+                    node = nxt
+                if g not in self.node_groups[node]:
+                    self.node_groups[node].append(g)
+        self.num_groups = len(groups)
+
+    def __len__(self) -> int:
+        return len(self.children)
+
+    def step(self, active: frozenset[int], token: int) -> list[int]:
+        """Nodes reached by ``token`` from the root and from every active node."""
+        out = []
+        for node in active | {ROOT}:
+            nxt = self.children[node].get(token)
+            if nxt is not None:
+                out.append(nxt)
+        return out
+
+    def groups_below(self) -> list[set[int]]:
+        """For each node, the groups ending in its subtree (itself included)."""
+        below: list[set[int]] = [set() for _ in self.children]
+        # Children always have larger ids than their parent, so a reverse sweep sees them first.
+        for node in reversed(range(len(self.children))):
+            below[node].update(self.node_groups[node])
+            for child in self.children[node].values():
+                below[node] |= below[child]
+        return below
+
+
+class PositiveTrie(_Trie):
+    """Phrases that must be generated, each as many times as it is listed.
+
+    ``PositiveTrie(phrases)`` takes one token sequence per constraint;
+    ``PositiveTrie.from_alternatives`` takes, per constraint, the token sequences any one
+    of which meets it (the tokenizations of one text phrase).
+    """
+
+    def __init__(self, phrases: Sequence[Sequence[int]]) -> None:
+        self._init_counted([[list(p)] for p in phrases])
+
+    @classmethod
+    def from_alternatives(cls, constraints: Sequence[Sequence[Sequence[int]]]) -> PositiveTrie:
+        trie = cls.__new__(cls)
+        trie._init_counted([[list(v) for v in alts] for alts in constraints])
+        return trie
+
+    def _init_counted(self, constraints: list[list[list[int]]]) -> None:
+        # Identical constraints become one group whose count is their multiplicity.
+        keys: dict[frozenset[tuple[int, ...]], int] = {}
+        groups: list[list[list[int]]] = []
+        self.counts: list[int] = []
+        for alts in constraints:
+            key = frozenset(tuple(v) for v in alts)
+            if key not in keys:
+                keys[key] = len(groups)
+                groups.append(alts)
+                self.counts.append(0)
+            self.counts[keys[key]] += 1
+        super().__init__(groups)
+        self._below = self.groups_below()
+
+    def start(self) -> PositiveState:
+        """The state before any token: nothing generated, nothing active."""
+        return PositiveState(self, frozenset(), tuple(self.counts))
+
+
+@dataclass(frozen=True)
+class PositiveState:
+    """Active suffix nodes and the remaining count per constraint group (immutable)."""
+
+    trie: PositiveTrie
+    active: frozenset[int]
+    remaining: tuple[int, ...]  # times each group must still be generated
+
+    @property
+    def unmet(self) -> int:
+        """Constraints still to generate, repeats counted."""
+        return sum(self.remaining)
+
+    @property
+    def finished(self) -> bool:
+        return self.unmet == 0
+
+    @property
+    def progress(self) -> int:
+        """Tokens of an unmet constraint already generated (the deepest active node)."""
+        return max((self.trie.depth[n] for n in self.active), default=0)
+
+    def _live(self, node: int) -> bool:
+        return any(self.remaining[g] > 0 for g in self.trie._below[node])
+
+    def advance(self, token_id: int) -> PositiveState:
+        """The state after generating ``token_id``; ``self`` is left unchanged."""
+        reached = self.trie.step(self.active, int(token_id))
+        done = {g for node in reached for g in self.trie.node_groups[node]}
+        # A group met by two of its variants in one step is still generated once.
+        remaining = tuple(n - 1 if g in done and n > 0 else n for g, n in enumerate(self.remaining))
+        after = PositiveState(self.trie, frozenset(), remaining)
+        return PositiveState(self.trie, frozenset(n for n in reached if after._live(n)), remaining)
+
+    def next_tokens(self) -> set[int]:
+        """Token ids that advance some unmet constraint from the root or an active node."""
+        return {
+            tok
+            for node in self.active | {ROOT}
+            for tok, child in self.trie.children[node].items()
+            if self._live(child)
+        }
+
+
+class NegativeTrie(_Trie):
+    """Phrases that must never be generated."""
+
+    def __init__(self, phrases: Sequence[Sequence[int]]) -> None:
+        super().__init__([[p] for p in phrases])
+
+    def start(self) -> NegativeState:
+        return NegativeState(self, frozenset())
+
+
+@dataclass(frozen=True)
+class NegativeState:
+    """Active suffix nodes of a negative trie (immutable)."""
+
+    trie: NegativeTrie
+    active: frozenset[int]
+
+    def advance(self, token_id: int) -> NegativeState:
+        """The state after ``token_id``; nodes without arcs cannot block anything and are dropped."""
+        reached = self.trie.step(self.active, int(token_id))
+        return NegativeState(self.trie, frozenset(n for n in reached if self.trie.children[n]))
+
+    def blocked(self) -> set[int]:
+        """Token ids that would complete a banned phrase now (single-token phrases: always)."""
+        return {
+            tok
+            for node in self.active | {ROOT}
+            for tok, child in self.trie.children[node].items()
+            if self.trie.node_groups[child]
+        }
+
+
+# -- batch tensor forms ------------------------------------------------------------------
+
+
+class TrieTable:
+    """The arcs of one trie per example, padded into tensors.
+
+    ``parent``, ``child``, ``token``: LongTensor [B, E] (arc e of example b goes from node
+    ``parent[b, e]`` to ``child[b, e]`` on ``token[b, e]``); ``valid``: BoolTensor [B, E]
+    (padding arcs are False); ``ends``: BoolTensor [B, N, G] (node n ends group g);
+    ``below``: BoolTensor [B, N, G] (group g ends in the subtree of n); ``counts``:
+    LongTensor [B, G] (times each group must be generated; 0 for negative tries and
+    padding); ``has_children``: BoolTensor [B, N]; ``depth``: LongTensor [B, N]. N counts the root; an example without
+    phrases has only the root and no valid arc.
+    """
+
+    def __init__(self, tries: Sequence[_Trie], device: torch.device | str = "cpu") -> None:
+        import torch
+
+        b = len(tries)
+        n = max((len(t) for t in tries), default=1)
+        e = max((len(t) - 1 for t in tries), default=0) or 1
+        g = max((t.num_groups for t in tries), default=0) or 1
+        self.parent = torch.zeros(b, e, dtype=torch.long)
+        self.child = torch.zeros(b, e, dtype=torch.long)
+        self.token = torch.zeros(b, e, dtype=torch.long)
+        self.valid = torch.zeros(b, e, dtype=torch.bool)
+        self.ends = torch.zeros(b, n, g, dtype=torch.bool)
+        self.below = torch.zeros(b, n, g, dtype=torch.bool)
+        self.counts = torch.zeros(b, g, dtype=torch.long)
+        self.has_children = torch.zeros(b, n, dtype=torch.bool)
+        self.depth = torch.zeros(b, n, dtype=torch.long)
+        for i, trie in enumerate(tries):
+            arcs = [(p, c, tok) for p, kids in enumerate(trie.children) for tok, c in kids.items()]
+            if arcs:
+                self.parent[i, : len(arcs)] = torch.tensor([a[0] for a in arcs])
+                self.child[i, : len(arcs)] = torch.tensor([a[1] for a in arcs])
+                self.token[i, : len(arcs)] = torch.tensor([a[2] for a in arcs])
+                self.valid[i, : len(arcs)] = True
+            for node, (groups, below) in enumerate(zip(trie.node_groups, trie.groups_below(), strict=True)):
+                self.ends[i, node, groups] = True
+                self.below[i, node, sorted(below)] = True
+                self.has_children[i, node] = bool(trie.children[node])
+            self.depth[i, : len(trie)] = torch.tensor(trie.depth)
+            if isinstance(trie, PositiveTrie):
+                self.counts[i, : trie.num_groups] = torch.tensor(trie.counts, dtype=torch.long)
+        for name in ("parent", "child", "token", "valid", "ends", "below", "counts", "has_children", "depth"):
+            setattr(self, name, getattr(self, name).to(device))
+
+    @property
+    def num_nodes(self) -> int:
+        return self.ends.shape[1]
+
+
+def _arcs_taken(table: TrieTable, example: torch.Tensor, active: torch.Tensor) -> torch.Tensor:
+    """Arcs leaving the root or an active node, per hypothesis: BoolTensor [H, E].
+
+    ``example``: LongTensor [H] (the example of each hypothesis); ``active``: BoolTensor [H, N].
+    """
+    parent = table.parent[example]  # [H, E]
+    from_active = active.gather(1, parent) | (parent == ROOT)
+    return from_active & table.valid[example]
+
+
+def _advance_active(table: TrieTable, example: torch.Tensor, active: torch.Tensor, tokens: torch.Tensor) -> torch.Tensor:
+    """Nodes reached by ``tokens`` (LongTensor [H]) from the root and active nodes: BoolTensor [H, N]."""
+    import torch
+
+    taken = _arcs_taken(table, example, active) & (table.token[example] == tokens[:, None])
+    reached = torch.zeros(active.shape, dtype=torch.long, device=active.device)
+    reached.scatter_add_(1, table.child[example], taken.long())
+    return reached > 0
+
+
+@dataclass(frozen=True)
+class PositiveBatchState:
+    """Positive-trie states of H hypotheses.
+
+    ``example``: LongTensor [H] (row of the TrieTable); ``active``: BoolTensor [H, N];
+    ``remaining``: LongTensor [H, G] (times each constraint group must still be generated).
+    """
+
+    table: TrieTable
+    example: torch.Tensor
+    active: torch.Tensor
+    remaining: torch.Tensor
+
+    @classmethod
+    def start(cls, table: TrieTable, example: torch.Tensor) -> PositiveBatchState:
+        """Fresh states for hypotheses of the given examples (LongTensor [H])."""
+        import torch
+
+        active = torch.zeros(len(example), table.num_nodes, dtype=torch.bool, device=example.device)
+        return cls(table, example, active, table.counts[example].clone())
+
+    @property
+    def unmet(self) -> torch.Tensor:
+        """LongTensor [H]: constraints still to generate."""
+        return self.remaining.sum(1)
+
+    @property
+    def progress(self) -> torch.Tensor:
+        """LongTensor [H]: tokens of an unmet constraint already generated (the deepest active node)."""
+        return (self.active.long() * self.table.depth[self.example]).max(1).values
+
+    def _live(self) -> torch.Tensor:
+        """BoolTensor [H, N]: nodes with an unmet end node in their subtree."""
+        below = self.table.below[self.example]  # [H, N, G]
+        return (below & (self.remaining > 0)[:, None, :]).any(2)
+
+    def advance(self, tokens: torch.Tensor) -> PositiveBatchState:
+        """States after each hypothesis generates its token (LongTensor [H])."""
+        reached = _advance_active(self.table, self.example, self.active, tokens)
+        # [H, G]: groups ended by a reached node; a group met twice in one step counts once.
+        done = (reached[:, :, None] & self.table.ends[self.example]).any(1)
+        remaining = self.remaining - (done & (self.remaining > 0)).long()
+        after = PositiveBatchState(self.table, self.example, reached, remaining)
+        return PositiveBatchState(self.table, self.example, reached & after._live(), remaining)
+
+    def select(self, rows: torch.Tensor) -> PositiveBatchState:
+        """The states of hypotheses ``rows`` (LongTensor [H']), e.g. after a beam reorder."""
+        return PositiveBatchState(self.table, self.example[rows], self.active[rows], self.remaining[rows])
+
+    def next_tokens(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """Tokens advancing an unmet constraint: (mask BoolTensor [H, E], tokens LongTensor [H, E])."""
+        live_child = self._live().gather(1, self.table.child[self.example])
+        return _arcs_taken(self.table, self.example, self.active) & live_child, self.table.token[self.example]
+
+
+@dataclass(frozen=True)
+class NegativeBatchState:
+    """Negative-trie states of H hypotheses: ``example`` LongTensor [H], ``active`` BoolTensor [H, N]."""
+
+    table: TrieTable
+    example: torch.Tensor
+    active: torch.Tensor
+
+    @classmethod
+    def start(cls, table: TrieTable, example: torch.Tensor) -> NegativeBatchState:
+        import torch
+
+        return cls(table, example, torch.zeros(len(example), table.num_nodes, dtype=torch.bool, device=example.device))
+
+    def advance(self, tokens: torch.Tensor) -> NegativeBatchState:
+        reached = _advance_active(self.table, self.example, self.active, tokens)
+        return NegativeBatchState(self.table, self.example, reached & self.table.has_children[self.example])
+
+    def select(self, rows: torch.Tensor) -> NegativeBatchState:
+        return NegativeBatchState(self.table, self.example[rows], self.active[rows])
+
+    def blocked(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """Tokens that would end a banned phrase: (mask BoolTensor [H, E], tokens LongTensor [H, E])."""
+        child = self.table.child[self.example]
+        ends_phrase = self.table.ends[self.example].any(2).gather(1, child)
+        return _arcs_taken(self.table, self.example, self.active) & ends_phrase, self.table.token[self.example]
+
+    def block(self, logprobs: torch.Tensor) -> torch.Tensor:
+        """``logprobs`` (FloatTensor [H, V]) with blocked tokens set to -inf (a new tensor)."""
+        mask, tokens = self.blocked()
+        rows = mask.nonzero(as_tuple=True)[0]
+        out = logprobs.clone()
+        out[rows, tokens[mask]] = float("-inf")
+        return out

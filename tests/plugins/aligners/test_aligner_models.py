@@ -1,0 +1,124 @@
+"""Encoder word vectors, span pooling, the bert-span head, its training, and embed-sim (tiny BERT)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from spanaug_core.types import AlignItem
+from spanaug_aligners.bert_span import BertSpanAligner
+from spanaug_aligners.embed_sim import EmbedSimAligner
+from spanaug_aligners.encoder import Encoder, candidate_spans, span_means
+from spanaug_aligners.head import HeadConfig, SpanScorer, item_rows, labels, load_head, save_head, score_items
+from spanaug_aligners.pairs import SpanPair
+from spanaug_aligners.train import TrainOptions, train_head
+
+SRC = ("the", "man", "bought", "a", "red", "car", ".")
+TGT = ("a", "red", "auto", "was", "purchased", "by", "the", "man", ".")
+
+
+def test_encoder_word_vectors_pool_subwords(tiny_encoder):
+    enc = Encoder(str(tiny_encoder))
+    # "cats" splits into "cat ##s": still one vector per word.
+    (src, tgt), = enc.encode([(("the", "cats", "sat"), ("a", "dog", "watched", "it"))], joint=True)
+    assert src.shape == (3, 32) and tgt.shape == (4, 32)
+    (alone, _), = enc.encode([(("the", "cats", "sat"), ("a", "dog", "watched", "it"))], joint=False)
+    assert alone.shape == (3, 32) and not torch.allclose(alone, src)  # context differs
+
+
+def test_span_means_and_candidates():
+    words = torch.arange(12, dtype=torch.float).reshape(4, 3)
+    pooled = span_means(words, torch.tensor([0, 1]), torch.tensor([2, 4]))
+    assert torch.allclose(pooled, torch.stack([words[0:2].mean(0), words[1:4].mean(0)]))
+    spans = candidate_spans(target_len=5, source_len=2, k=1, max_len=6)
+    assert {e - s for s, e in spans} == {1, 2, 3} and len(spans) == 5 + 4 + 3
+
+
+@pytest.mark.parametrize("df, mx, cue, width", [(True, True, True, 68), (True, False, False, 32), (False, True, True, 36)])
+def test_head_shapes_and_ablations(df, mx, cue, width):
+    cfg = HeadConfig(encoder="x", dim=32, hidden=16, use_df=df, use_mx=mx, use_cue=cue, k=1)
+    model = SpanScorer(cfg).eval()
+    spans, source, cands, cues = item_rows(torch.randn(7, 32), torch.randn(9, 32), (1, 3), cfg)
+    assert source.shape == cands.shape == (len(spans), 32) and cues.shape == (len(spans), 4)
+    assert model.features(source, cands, cues).shape == (len(spans), width)
+    assert model(source, cands, cues).shape == (len(spans),)
+
+
+def test_head_needs_span_features():
+    with pytest.raises(Exception, match="Df or Mx"):
+        SpanScorer(HeadConfig(encoder="x", dim=4, use_df=False, use_mx=False))
+
+
+def test_soft_and_hard_labels():
+    spans = [(2, 3), (2, 4), (0, 1)]
+    assert labels(spans, (2, 3), soft=True).tolist() == [1.0, 0.5, 2.0**-4]
+    assert labels(spans, (2, 3), soft=False).tolist() == [1.0, 0.0, 0.0]
+    assert labels(spans, None, soft=True).tolist() == [0.0, 0.0, 0.0]
+
+
+def _fixture_pairs() -> list[SpanPair]:
+    """Items whose gold follows a learnable rule: the target word at the source word's position."""
+    sents = [SRC[:-1], ("she", "watched", "the", "big", "dog"), ("he", "saw", "a", "small", "house"), TGT[:-1]]
+    out = []
+    for n, s in enumerate(sents):
+        for t in sents:
+            for i in range(min(len(s), len(t))):
+                out.append(SpanPair(id=f"{n}-{i}", item=AlignItem(source_tokens=s, source_span=(i, i + 1), target_tokens=t),
+                                    gold_span=(i, i + 1), kind="paraphrased"))
+    return out
+
+
+def test_training_lowers_loss_and_round_trips(tiny_encoder, tmp_path):
+    pairs = _fixture_pairs()
+    options = TrainOptions(encoder=str(tiny_encoder), hidden=16, epochs=6, patience=10, lr=5e-3, batch_size=8)
+    summary = train_head(pairs, pairs[:20], tmp_path / "head", options, cache_dir=tmp_path / "cache")
+    assert summary["losses"][-1] < summary["losses"][0]
+    assert 0.0 <= summary["threshold"] <= 1.0 and summary["dev"]["all"]["exact_f1"] > 0.0
+    assert len(list((tmp_path / "cache").glob("encoded-*.pt"))) == 1  # encoder outputs were cached
+    # The saved head scores exactly as the trained one would, and the aligner uses it.
+    head = load_head(tmp_path / "head")
+    assert head.config.threshold == summary["threshold"]
+    aligner = BertSpanAligner(BertSpanAligner.Config(head=str(tmp_path / "head"), top_k=3))
+    items = [p.item for p in pairs[:5]]
+    results = aligner.align(items)
+    assert len(results) == 5
+    for item, res in zip(items, results):
+        assert len(res.candidates) == 3 and res.candidates[0][2] == res.score
+        assert res.span is None or res.span == res.candidates[0][:2]
+    enc = Encoder(str(tiny_encoder))
+    (src, tgt), = enc.encode([(items[0].source_tokens, items[0].target_tokens)], joint=True)
+    ((spans, probs),) = score_items(head, [(src, tgt, items[0].source_span)])
+    assert results[0].score == pytest.approx(float(probs.max()), abs=1e-5)
+
+
+def test_save_load_identical_scores(tmp_path):
+    cfg = HeadConfig(encoder="x", dim=8, hidden=4)
+    model = SpanScorer(cfg).eval()
+    save_head(model, cfg, tmp_path)
+    again = load_head(tmp_path)
+    x = (torch.randn(5, 8), torch.randn(5, 8), torch.randn(5, 4))
+    assert torch.equal(model(*x), again(*x))
+
+
+def test_embed_sim_finds_the_span_in_an_unchanged_sentence(tiny_encoder):
+    aligner = EmbedSimAligner(EmbedSimAligner.Config(encoder=str(tiny_encoder), threshold=0.0, top_k=4))
+    # Each sentence is encoded alone, so an unchanged sentence gives the span its own vector back.
+    item = AlignItem(source_tokens=SRC, source_span=(1, 3), target_tokens=SRC)
+    (res,) = aligner.align([item])
+    assert res.span == (1, 3) and res.score == pytest.approx(1.0, abs=1e-4)
+    assert len(res.candidates) == 4 and all(0.0 <= c[2] <= 1.0 for c in res.candidates)
+    strict = EmbedSimAligner(EmbedSimAligner.Config(encoder=str(tiny_encoder), threshold=1.0))
+    assert strict.align([item])[0].span is None
+
+
+@pytest.mark.real_model
+def test_embed_sim_real_encoder_finds_a_synonym():
+    try:
+        from spanaug_core.models import model_path
+
+        model_path("all-minilm-l6-v2")
+    except Exception as exc:  # noqa: BLE001 - any failure to get the model means: skip
+        pytest.skip(f"all-minilm-l6-v2 not available: {exc}")
+    aligner = EmbedSimAligner(EmbedSimAligner.Config())
+    item = AlignItem(source_tokens=SRC, source_span=(2, 3), target_tokens=TGT)  # "bought"
+    assert aligner.align([item])[0].span == (4, 5)  # "purchased"

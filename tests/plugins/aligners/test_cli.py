@@ -1,0 +1,62 @@
+"""The plugin's commands end to end through `spanaug` (only this plugin loaded)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from spanaug_core.cli import main
+from spanaug_core.plugins import default_registry
+
+
+@pytest.fixture
+def spanaug(monkeypatch):
+    monkeypatch.setenv("SPANAUG_LOAD_PLUGINS", "aligners")
+    default_registry.cache_clear()
+    yield lambda *args: main([str(a) for a in args])
+    default_registry.cache_clear()
+
+
+def _items(path):
+    rows = [
+        {"id": "a", "source_tokens": ["the", "red", "car"], "source_span": [1, 3],
+         "target_tokens": ["a", "red", "car", "left"], "gold_span": [1, 3], "kind": "identical"},
+        {"id": "b", "source_tokens": ["he", "bought", "it"], "source_span": [1, 2],
+         "target_tokens": ["he", "purchased", "it"], "gold_span": [1, 2], "kind": "paraphrased"},
+        {"id": "c", "source_tokens": ["he", "left", "quickly"], "source_span": [2, 3],
+         "target_tokens": ["he", "left"], "gold_span": None, "kind": "unaligned"},
+    ]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def test_eval_and_align(spanaug, tmp_path, capsys):
+    gold = _items(tmp_path / "gold.jsonl")
+    assert spanaug("eval", "aligner", "--aligner", "string-match", "--gold", gold, "--output", tmp_path / "p.jsonl",
+                   "--metrics", tmp_path / "m.json") == 0
+    assert "identical" in capsys.readouterr().out
+    scores = json.loads((tmp_path / "m.json").read_text())["scores"]
+    assert scores["all"]["exact_p"] == 1.0 and scores["all"]["exact_r"] == 0.5
+    preds = [json.loads(x) for x in (tmp_path / "p.jsonl").read_text().splitlines()]
+    assert [p["pred_span"] for p in preds] == [[1, 3], None, None]
+    assert spanaug("align", "--aligner", "fast-align", "--input", gold, "--output", tmp_path / "a.jsonl") == 0
+    aligned = [json.loads(x) for x in (tmp_path / "a.jsonl").read_text().splitlines()]
+    assert len(aligned) == 3 and all("pred_span" in a and 0 <= a["score"] <= 1 for a in aligned)
+
+
+def test_bad_input_is_one_error_line(spanaug, tmp_path, capsys):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"id": 1}\n')
+    assert spanaug("eval", "aligner", "--aligner", "string-match", "--gold", bad) == 2
+    assert "bad.jsonl:1" in capsys.readouterr().err
+
+
+def test_convert_word_alignments(spanaug, tmp_path):
+    tsv = tmp_path / "w-dev.tsv"
+    tsv.write_text("0:0\tthe man bought a car\tN/A\tthe man purchased an auto\tN/A\t1\t1\t0-0 1-1 2-2 3-3 4-4\t\t\n")
+    out = tmp_path / "items.jsonl"
+    assert spanaug("convert", "word-alignments", "--format", "multimwa", tsv, "--output", out) == 0
+    items = {tuple(json.loads(x)["source_span"]): json.loads(x) for x in out.read_text().splitlines()}
+    assert items[(2, 3)]["gold_span"] == [2, 3] and items[(2, 3)]["kind"] == "paraphrased"
+    assert items[(1, 2)]["kind"] == "identical"

@@ -1,0 +1,96 @@
+"""make-align-data: WordNet substitutes, exact gold by construction, and the decoder route."""
+
+from __future__ import annotations
+
+from spanaug_core.text import find_phrase, tokenize
+from spanaug_core.types import Candidate
+from spanaug_aligners.make_data import generate, load_wordnet, sentences_from_text, substitutes
+
+
+def _wordnet(folder):
+    """A three-synset WordNet in the 3.0 file layout (CRLF, licence header lines start with a space)."""
+    index = {
+        "noun": ["car n 1 0 1 0 00000001", "auto n 1 0 1 0 00000001", "house n 1 0 1 0 00000002",
+                 "home n 1 0 1 0 00000002"],
+        "verb": ["buy v 1 0 1 0 00000003", "purchase v 1 0 1 0 00000003"],
+        "adj": [], "adv": [],
+    }
+    data = {
+        "noun": ["00000001 06 n 02 car 0 auto 0 000 | a motor vehicle",
+                 "00000002 06 n 02 house 0 home 0 000 | a dwelling"],
+        "verb": ["00000003 40 v 02 buy 0 purchase 0 000 | obtain by paying"],
+        "adj": [], "adv": [],
+    }
+    for pos in index:
+        header = "  1 This software and database is being provided\r\n"
+        (folder / f"index.{pos}").write_bytes((header + "".join(l + "\r\n" for l in index[pos])).encode())
+        (folder / f"data.{pos}").write_bytes((header + "".join(l + "\r\n" for l in data[pos])).encode())
+    load_wordnet.cache_clear()
+    return load_wordnet(folder)
+
+
+def test_wordnet_synonyms_are_inflected(tmp_path):
+    wn = _wordnet(tmp_path)
+    assert wn.synonyms("car", "noun") == ["auto"]
+    assert substitutes(wn, ["bought"]) == ["purchased"]
+    assert substitutes(wn, ["cars"]) == ["autos"]
+    assert substitutes(wn, ["quickly"]) == []
+
+
+TEXT = """The man bought a red car in the town, and he drove it home.
+
+She bought the house near the river. The cars were parked outside the house all day!"""
+
+
+def test_sentences_from_text():
+    sents = list(sentences_from_text(TEXT))
+    assert len(sents) == 3 and sents[0][0] == "The" and sents[1][-1] == "."
+
+
+def test_generated_gold_is_exact(tmp_path):
+    wn = _wordnet(tmp_path)
+    items = list(generate(sentences_from_text(TEXT), wn, seed=3, per_sentence=2, mix=(0.3, 0.2)))
+    assert items and {p.kind for p in items} <= {"paraphrased", "identical", "unaligned"}
+    for p in items:
+        s, e = p.item.source_span
+        src = [t.lower() for t in p.item.source_tokens[s:e]]
+        if p.kind == "unaligned":
+            assert p.gold_span is None
+            continue
+        g0, g1 = p.gold_span
+        tgt = [t.lower() for t in p.item.target_tokens[g0:g1]]
+        if p.kind == "identical":
+            assert tgt == src
+        else:
+            assert tgt != src and " ".join(tgt) in {"purchased", "auto", "autos", "home", "house", "buy", "car", "cars"}
+    assert [p.to_json() for p in generate(sentences_from_text(TEXT), wn, seed=3)] == [
+        p.to_json() for p in generate(sentences_from_text(TEXT), wn, seed=3)
+    ]
+
+
+class ScriptedDecoder:
+    """A test double of a constrained decoder: puts the include phrase at the front of the sentence."""
+
+    def __init__(self):
+        self.requests = []
+
+    def decode(self, requests, nbest):
+        self.requests.extend(requests)
+        out = []
+        for req in requests:
+            words = [w for w in tokenize(req.text) if w.lower() not in {a.lower() for a in req.constraints.avoid}]
+            text = " ".join([*req.constraints.include, "indeed", *words])
+            out.append([Candidate(text=text, tokens=tuple(tokenize(text)), score=-0.1)])
+        return out
+
+
+def test_decoder_route_records_where_the_substitute_landed(tmp_path):
+    wn = _wordnet(tmp_path)
+    decoder = ScriptedDecoder()
+    items = list(generate(sentences_from_text(TEXT), wn, seed=0, mix=(0.0, 0.0), decoder=decoder))
+    assert items and decoder.requests
+    for p, req in zip(items, decoder.requests):
+        (substitute,) = req.constraints.include
+        assert p.gold_span == find_phrase(p.item.target_tokens, tokenize(substitute)) == (0, len(tokenize(substitute)))
+        s, e = p.item.source_span
+        assert p.item.source_tokens[s] in req.constraints.avoid  # the word itself is avoided, with its forms

@@ -1,0 +1,132 @@
+"""VDBA and hf-beam over tiny randomly initialised T5 and Llama models (nothing downloads)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from tokenizers import Tokenizer, models, pre_tokenizers
+from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast, T5Config, T5ForConditionalGeneration
+
+from spanaug_core.errors import ConfigError
+from spanaug_core.text import contains_phrase
+from spanaug_core.types import Constraints, DecodeRequest
+from spanaug_decoders.adapters import ChatAdapter, Seq2SeqAdapter
+from spanaug_decoders.decoders import HFBeamDecoder, VDBADecoder
+from spanaug_decoders.tries import NegativeTrie, PositiveTrie
+from spanaug_decoders.vdba import SearchOptions, search
+
+WORDS = "the a cat dog sat on mat saw small big bird red house ran quickly slowly and".split()
+SPECIALS = ["<pad>", "</s>", "<unk>"]
+PAD, EOS = 0, 1
+
+
+@pytest.fixture(scope="module")
+def tokenizer() -> PreTrainedTokenizerFast:
+    vocab = {w: i for i, w in enumerate(SPECIALS + WORDS)}
+    tok = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
+    tok.pre_tokenizer = pre_tokenizers.Whitespace()
+    return PreTrainedTokenizerFast(tokenizer_object=tok, pad_token="<pad>", eos_token="</s>", unk_token="<unk>")
+
+
+@pytest.fixture(scope="module")
+def llama(tokenizer) -> ChatAdapter:
+    torch.manual_seed(0)
+    config = LlamaConfig(
+        vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
+        num_key_value_heads=2, max_position_embeddings=128, pad_token_id=PAD, eos_token_id=EOS, bos_token_id=EOS,
+    )
+    return ChatAdapter(LlamaForCausalLM(config), tokenizer, [EOS], system="", prompt="{text}")
+
+
+@pytest.fixture(scope="module")
+def t5(tokenizer) -> Seq2SeqAdapter:
+    torch.manual_seed(0)
+    config = T5Config(
+        vocab_size=len(tokenizer), d_model=32, d_kv=8, d_ff=64, num_layers=2, num_decoder_layers=2, num_heads=4,
+        pad_token_id=PAD, eos_token_id=EOS, decoder_start_token_id=PAD,
+    )
+    return Seq2SeqAdapter(T5ForConditionalGeneration(config), tokenizer, [EOS])
+
+
+SOURCES = ["the cat sat on the mat", "a small bird saw the big red house and ran"]
+
+
+def _greedy(adapter, texts, n):
+    k1 = SearchOptions(beam_size=1, max_length=n)
+    found = search(adapter.start(texts), [PositiveTrie([]) for _ in texts], [NegativeTrie([]) for _ in texts], adapter.end_ids, k1)
+    return [list(hyps[0].tokens) for hyps in found]
+
+
+def _hf_greedy(adapter, texts, n):
+    chat = isinstance(adapter, ChatAdapter)
+    enc = adapter.tokenizer([adapter.render(t) for t in texts] if chat else texts, return_tensors="pt", padding=True)
+    with torch.inference_mode():
+        out = adapter.model.generate(**enc, do_sample=False, num_beams=1, max_new_tokens=n, eos_token_id=EOS, pad_token_id=PAD)
+    out = out[:, enc["input_ids"].shape[1] :] if chat else out[:, 1:]
+    result = []
+    for row in out.tolist():
+        result.append(row[: row.index(EOS)] if EOS in row else row)
+    return result
+
+
+@pytest.mark.parametrize("which", ["llama", "t5"])
+def test_unconstrained_greedy_equals_transformers_greedy(which, request):
+    adapter = request.getfixturevalue(which)
+    # One sentence, then a left-padded batch of two of different lengths.
+    assert _greedy(adapter, SOURCES[:1], 12) == _hf_greedy(adapter, SOURCES[:1], 12)
+    assert _greedy(adapter, SOURCES, 12) == _hf_greedy(adapter, SOURCES, 12)
+
+
+@pytest.mark.parametrize("which", ["llama", "t5"])
+def test_every_returned_hypothesis_satisfies_its_constraints(which, request):
+    decoder = VDBADecoder(VDBADecoder.Config(beam_size=5, max_length=12, case_sensitive=True), adapter=request.getfixturevalue(which))
+    requests = [
+        DecodeRequest(text=SOURCES[0], constraints=Constraints(avoid=("cat", "the mat"), include=("small bird",))),
+        DecodeRequest(text=SOURCES[1], constraints=Constraints(include=("dog", "red house"))),
+        DecodeRequest(text=SOURCES[0], constraints=Constraints(avoid=("the",))),
+    ]
+    results = decoder.decode(requests, nbest=5)
+    assert all(results), "the tiny models can always place these constraints within 12 tokens"
+    for request, candidates in zip(requests, results):
+        for cand in candidates:
+            assert not any(contains_phrase(cand.text, p) for p in request.constraints.avoid)
+            assert set(cand.met) == set(request.constraints.include)
+            assert all(contains_phrase(cand.text, p) for p in request.constraints.include)
+            assert 0.0 <= cand.scores["prob"] <= 1.0 and cand.score == cand.scores["norm_logprob"]
+        scores = [c.score for c in candidates]
+        assert scores == sorted(scores, reverse=True)
+
+
+def test_vectorized_and_sequential_modes_agree(llama):
+    requests = [
+        DecodeRequest(text=SOURCES[0], constraints=Constraints(include=("dog",))),
+        DecodeRequest(text=SOURCES[1], constraints=Constraints(avoid=("the",), include=("mat",))),
+    ]
+    config = dict(beam_size=4, max_length=10, dtype="float32")
+    together = VDBADecoder(VDBADecoder.Config(**config), adapter=llama).decode(requests, nbest=3)
+    apart = VDBADecoder(VDBADecoder.Config(vectorize=False, **config), adapter=llama).decode(requests, nbest=3)
+    assert [[c.text for c in cs] for cs in together] == [[c.text for c in cs] for cs in apart]
+    for a, b in zip(together, apart):
+        assert [c.score for c in a] == pytest.approx([c.score for c in b], abs=1e-4)
+
+
+def test_hf_beam_bans_avoid_phrases_and_rejects_include(t5):
+    decoder = HFBeamDecoder(HFBeamDecoder.Config(beam_size=4, max_length=10), adapter=t5)
+    requests = [DecodeRequest(text=s, constraints=Constraints(avoid=("the", "cat"))) for s in SOURCES]
+    for candidates in decoder.decode(requests, nbest=3):
+        assert candidates and not any(contains_phrase(c.text, p) for c in candidates for p in ("the", "cat"))
+    with pytest.raises(ConfigError, match="avoid phrases only"):
+        decoder.decode([DecodeRequest(text=SOURCES[0], constraints=Constraints(include=("dog",)))], nbest=1)
+
+
+def test_word_level_check_removes_what_tokens_missed(llama):
+    # Ban the first word of the unconstrained best output, but let the token level see
+    # only an unrelated token: the word-level check must remove every hypothesis with it.
+    config = VDBADecoder.Config(beam_size=4, max_length=8, dtype="float32")
+    free = VDBADecoder(config, adapter=llama).decode([DecodeRequest(text=SOURCES[0])], nbest=1)[0][0]
+    word = free.tokens[0]
+    decoder = VDBADecoder(config, adapter=llama)
+    decoder.encode = lambda phrases: [[[llama.tokenizer.convert_tokens_to_ids("quickly")]] for _ in phrases]  # type: ignore[method-assign]
+    out = decoder.decode([DecodeRequest(text=SOURCES[0], constraints=Constraints(avoid=(word,)))], nbest=4)
+    assert not any(contains_phrase(c.text, word) for c in out[0])
+    assert decoder.stats["caught"] > 0
