@@ -126,10 +126,10 @@ def main() -> None:
         print(f"{label:55s} {value:6.2f}x")
     print(f"(4) top-1 agreement vdba vs hf-beam: {agree:.0%}")
     if args.write:
-        write_section(args, runs, ratios, agree)
+        write_section(args, n, runs, ratios, agree)
 
 
-def write_section(args: argparse.Namespace, runs: dict, ratios: list, agree: float) -> None:
+def write_section(args: argparse.Namespace, n: int, runs: dict, ratios: list, agree: float) -> None:
     path = Path(__file__).resolve().parents[1] / "docs" / "benchmarks.md"
     text = path.read_text() if path.exists() else "# Benchmarks\n"
     device = torch.cuda.get_device_name() if args.device.startswith("cuda") else f"CPU ({platform.processor() or platform.machine()}, {torch.get_num_threads()} threads)"
