@@ -35,7 +35,7 @@ from spanaug_core.protocols import (
     ProgressCallback,
     ProgressEvent,
 )
-from spanaug_core.text import detokenize
+from spanaug_core.text import detokenize, find_all
 from spanaug_core.types import AlignItem, Alignment, Augmented, Candidate, Constraints, DecodeRequest, Example, Span
 
 
@@ -149,15 +149,6 @@ class _Choice:
 
 def _overlaps(a: tuple[int, int], b: tuple[int, int]) -> bool:
     return a[0] < b[1] and b[0] < a[1]
-
-
-def _find_all(tokens: Sequence[str], phrase: Sequence[str], fold: bool) -> Iterator[tuple[int, int]]:
-    hay = [t.lower() for t in tokens] if fold else list(tokens)
-    needle = [t.lower() for t in phrase] if fold else list(phrase)
-    n = len(needle)
-    for i in range(len(hay) - n + 1):
-        if hay[i : i + n] == needle:
-            yield i, i + n
 
 
 def _unique(items: Iterable[str]) -> list[str]:
@@ -375,7 +366,7 @@ class Pipeline:
                 phrase = job.tokens[sp.start : sp.end]
                 where, score = None, 1.0
                 for fold in (False, True):
-                    where = next((m for m in _find_all(cand.tokens, phrase, fold) if not any(_overlaps(m, t) for t in taken)), None)
+                    where = next((m for m in find_all(cand.tokens, phrase, case_sensitive=not fold) if not any(_overlaps(m, t) for t in taken)), None)
                     if where is not None:
                         break
             if where is None:

@@ -9,7 +9,7 @@ that ``tokenize(detokenize(tokens)) == tokens`` holds for ordinary sentences.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 _TOKEN = re.compile(
     r"""
@@ -62,17 +62,21 @@ def normalize(phrase: str, case_sensitive: bool = True) -> tuple[str, ...]:
     return tuple(toks if case_sensitive else (t.lower() for t in toks))
 
 
-def find_phrase(tokens: Sequence[str], phrase: Sequence[str], case_sensitive: bool = True) -> tuple[int, int] | None:
-    """The first ``(start, end)`` where ``phrase`` occurs as whole tokens in ``tokens``."""
+def find_all(tokens: Sequence[str], phrase: Sequence[str], case_sensitive: bool = True) -> Iterator[tuple[int, int]]:
+    """Every ``(start, end)`` where ``phrase`` occurs as whole tokens in ``tokens``, left to right."""
     if not phrase:
-        return None
+        return
     hay = list(tokens) if case_sensitive else [t.lower() for t in tokens]
     needle = list(phrase) if case_sensitive else [t.lower() for t in phrase]
     n = len(needle)
     for i in range(len(hay) - n + 1):
         if hay[i : i + n] == needle:
-            return i, i + n
-    return None
+            yield i, i + n
+
+
+def find_phrase(tokens: Sequence[str], phrase: Sequence[str], case_sensitive: bool = True) -> tuple[int, int] | None:
+    """The first ``(start, end)`` where ``phrase`` occurs as whole tokens in ``tokens``."""
+    return next(find_all(tokens, phrase, case_sensitive), None)
 
 
 def contains_phrase(text: str, phrase: str, case_sensitive: bool = True) -> bool:
