@@ -17,8 +17,8 @@ from collections.abc import Iterator, Sequence
 from typing import Any, Literal
 
 from spanaug_conll_srl.propositions import Proposition, from_example, to_spans
-from spanaug_ner.columns import Block, endings, endings_meta
 
+from spanaug_core.columns import Block, endings, endings_meta
 from spanaug_core.types import Example, Span
 
 UD_COLUMNS = 10

@@ -20,8 +20,8 @@ from pydantic import Field
 from spanaug_conll_srl import bracketed, conllu_plus
 from spanaug_conll_srl.propbank import FrameFiles
 from spanaug_conll_srl.propositions import orphans
-from spanaug_ner.columns import Block, read_blocks, read_sentences, write_sentences
 
+from spanaug_core.columns import Block, read_blocks, read_sentences, write_sentences
 from spanaug_core.errors import SpanaugError
 from spanaug_core.protocols import ComponentConfig
 from spanaug_core.types import Example

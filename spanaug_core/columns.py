@@ -4,8 +4,8 @@ Every CoNLL dialect is a sequence of *blocks* (runs of non-blank lines, one sent
 one ``-DOCSTART-`` marker each) separated by blank lines. ``read_blocks`` streams the
 blocks of a file with the exact text that came before each one (the separators, which
 may be empty lines or whitespace-only lines as in WNUT-17) and every line's number and
-line ending, so that a writer can reproduce the file byte for byte. The NER and SRL
-plugins both build on it; it would belong in the core if a third task needs it.
+line ending, so that a writer can reproduce the file byte for byte. It is task-neutral:
+the conll-ner and conll-srl datasets build on it, and so can any column-format plugin.
 """
 
 from __future__ import annotations
