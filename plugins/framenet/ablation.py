@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from spanaug_framenet.reader import FrameNetReader
-from spanaug_framenet.release import find_release, frames, parse_date
+from spanaug_framenet.release import find_release, frame_ids, frames, lu_file, parse_date
 
 from spanaug_core.errors import DataError
 from spanaug_core.types import Example
@@ -58,25 +58,49 @@ def _single_set_examples(examples: Iterable[Example]) -> Iterator[tuple[Example,
 
 
 def select_seed(path: Path | None, n_frames: int = 20, n_lus: int = 3, n_annotations: int = 3) -> Seed:
-    """The from-scratch seed corpus of a release (see the module docstring)."""
+    """The from-scratch seed corpus of a release (see the module docstring).
+
+    Frames and LUs are chosen from metadata (created dates in the frame files); of the LU
+    exemplar files only those of the chosen frames' LUs are parsed, in created order, and
+    only until each frame has its ``n_lus`` annotated LUs.
+    """
     release = find_release(path)
     chosen = sorted(frames(release), key=lambda f: (f.created, f.name))[:n_frames]
     if not chosen:
         raise DataError("expected frame files (frame/*.xml) to choose seed frames from", path=release)
     reader = FrameNetReader(FrameNetReader.Config(frames=tuple(f.name for f in chosen)))
+    known = frame_ids(release)
     by_lu: dict[tuple[str, str], list[tuple[Any, Example]]] = defaultdict(list)
-    for example, created in _single_set_examples(reader.read(release)):
-        target = next(s for s in example.spans if s.role == "target")
-        by_lu[(target.label, target.attrs.get("lu", ""))].append((parse_date(created), example))
+
+    def collect(examples: Iterable[Example]) -> None:
+        for example, created in _single_set_examples(examples):
+            target = next(s for s in example.spans if s.role == "target")
+            by_lu[(target.label, target.attrs.get("lu", ""))].append((parse_date(created), example))
+
+    # Full text is not indexed by LU: every document may annotate a chosen frame.
+    for document in sorted((release / "fulltext").glob("*.xml")):
+        collect(reader.read_xml(document, "fulltext", known))
     seed = Seed([], {}, {})
     for frame in chosen:
-        lus = sorted(frame.lus, key=lambda lu: (lu[2], lu[0]))
-        annotated = [name for name, _, _ in lus if by_lu.get((frame.name, name))]
-        seed.seed_lus[frame.name] = set(annotated[:n_lus])
+        lus = sorted(frame.lexical_units(), key=lambda lu: (lu[2], lu[0]))
+        files: dict[str, list[Path]] = defaultdict(list)
+        for name, lu_id, _ in lus:
+            files[name].append(lu_file(release, lu_id))
+        annotated: list[str] = []
+        for name, _, _ in lus:
+            if len(annotated) == n_lus:
+                break
+            for file in files.pop(name, []):  # an LU name listed twice has its files read at its first entry
+                if file.is_file():
+                    collect(reader.read_xml(file, "exemplar", known))
+            if by_lu.get((frame.name, name)):
+                annotated.append(name)
+        seed.seed_lus[frame.name] = set(annotated)
         seed.held_out[frame.name] = {name for name, _, _ in lus} - seed.seed_lus[frame.name]
-        for name in annotated[:n_lus]:
+        for name in annotated:
             ordered = sorted(by_lu[(frame.name, name)], key=lambda pair: (pair[0], pair[1].id))
             seed.examples.extend(example for _, example in ordered[:n_annotations])
+    reader.log_skipped(release)
     return seed
 
 

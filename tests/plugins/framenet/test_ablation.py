@@ -3,14 +3,24 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 from spanaug_framenet.ablation import lu_form, select_seed
-from spanaug_framenet.release import SAMPLE
+from spanaug_framenet.reader import FrameNetReader
+from spanaug_framenet.release import NAMESPACE, SAMPLE
 
 from spanaug_core.cli import cli
+from spanaug_core.errors import DataError
 from spanaug_core.plugins import Registry
+
+# An exemplar file of move.v (Motion's earliest LU) with one annotation older than the sample's.
+MOVE_V = f"""<lexUnit xmlns="{NAMESPACE}" name="move.v" ID="70" frame="Motion" frameID="7" POS="V"><subCorpus name="V-np">
+<sentence ID="5001"><text>Glaciers move slowly .</text><annotationSet cDate="01/01/1999 10:00:00 PST Fri" ID="7001">
+<layer rank="1" name="Target"><label start="9" end="12" name="Target"/></layer>
+<layer rank="1" name="FE"><label start="0" end="7" name="Theme"/></layer></annotationSet></sentence></subCorpus></lexUnit>"""
 
 
 def record(frame: str, tokens: list[str], start: int, lu: str) -> str:
@@ -25,6 +35,23 @@ def test_seed_keeps_earliest_frames_lus_and_annotations() -> None:
     assert seed.held_out["Motion"] == {"drift.v", "roll.v"}
     assert len(seed.examples) == 4
     assert all(len([s for s in e.spans if s.role == "target"]) == 1 for e in seed.examples)
+
+
+def test_seed_parses_only_the_lu_files_of_the_lus_it_chooses(tmp_path: Path) -> None:
+    release = tmp_path / "fn"
+    shutil.copytree(SAMPLE, release)
+    (release / "lu").mkdir()
+    (release / "lu" / "lu70.xml").write_text(MOVE_V)
+    # drift.v and roll.v come after Motion's first annotated LU, announce.v after Statement's,
+    # give.v is in a frame not chosen: parsing any of them would fail.
+    for lu_id in (71, 72, 1002, 3001):
+        (release / "lu" / f"lu{lu_id}.xml").write_text("<lexUnit this is not XML")
+    with pytest.raises(DataError, match=r"lu1002\.xml: not well-formed"):
+        list(FrameNetReader(FrameNetReader.Config()).read(release))
+    seed = select_seed(release, n_frames=2, n_lus=1, n_annotations=2)
+    assert seed.seed_lus == {"Motion": {"move.v"}, "Statement": {"say.v"}}
+    assert next(e.id for e in seed.examples if e.spans[0].label == "Motion") == "fn-lu70-5001-as7001"
+    assert len(seed.examples) == 4
 
 
 def test_lu_form_lemmatizes_triggers() -> None:
