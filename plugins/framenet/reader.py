@@ -6,20 +6,22 @@ id, frame id, annotation-set id, created date) and its frame elements as ``argum
 spans in the same group. Character offsets become tokens through a tokenizer that
 splits at every annotated edge. What cannot be resolved on the real release (a frame id
 missing from the frame index, a set without a target, a span on whitespace only) is
-skipped and counted in ``warnings``; with ``strict`` it is an error instead.
+skipped and counted in ``warnings``; with ``strict`` it is an error instead. ``write``
+puts examples back into a release folder (see ``writer``).
 """
 
 from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
 from pydantic import Field
-from spanaug_framenet.release import AnnotationSet, Sentence, find_release, frame_ids, read_file
+from spanaug_framenet.release import ID_PREFIX, AnnotationSet, Sentence, find_release, frame_ids, read_file
 from spanaug_framenet.tokens import Tokenized, tokenize_with_boundaries
+from spanaug_framenet.writer import write_release
 
 from spanaug_core.errors import DataError
 from spanaug_core.protocols import ComponentConfig
@@ -29,7 +31,7 @@ log = logging.getLogger(__name__)
 
 
 class FrameNetReader:
-    """FrameNet XML release (1.5/1.7, full text and LU exemplars; embedded sample without --input): frames as spans."""
+    """FrameNet XML release (1.5/1.7, full text and LU exemplars; embedded sample without --input): frames as spans, written back as full text."""
 
     name: ClassVar[str] = "framenet"
 
@@ -45,6 +47,11 @@ class FrameNetReader:
         )
         strict: bool = Field(
             default=False, description="fail on what cannot be resolved (unknown frame id, missing target) instead of skipping it with a counted warning"
+        )
+        document: str = Field(
+            default="spanaug",
+            pattern=r"^[\w.-]+$",
+            description="writer: the full-text document (fulltext/NAME.xml) of examples not read from one (exemplars, augmented or hand-made examples)",
         )
 
     def __init__(self, config: Config) -> None:
@@ -63,21 +70,33 @@ class FrameNetReader:
         """Stream examples from a release folder (``None``: NLTK's copy, else the embedded sample)."""
         release = find_release(path)
         known = frame_ids(release)
-        wanted = set(self.config.frames)
         for file, source in self.files(release):
-            for sentence in read_file(file, source):
-                sets = [a for a in sentence.annotation_sets if not wanted or a.frame in wanted]
-                sets = [a for a in sets if self._resolved(a, known, sentence)]
-                if sets:
-                    example = self._example(sentence, sets)
-                    if example is not None:
-                        yield example
+            yield from self.read_xml(file, source, known)
+        self.log_skipped(release)
+
+    def read_xml(self, file: Path, source: str, known: dict[str, str]) -> Iterator[Example]:
+        """The examples of one XML file (``source``: fulltext or exemplar) of a release whose frame index is ``known``."""
+        wanted = set(self.config.frames)
+        for sentence in read_file(file, source):
+            sets = [a for a in sentence.annotation_sets if not wanted or a.frame in wanted]
+            sets = [a for a in sets if self._resolved(a, known, sentence)]
+            if sets:
+                example = self._example(sentence, sets)
+                if example is not None:
+                    yield example
+
+    def log_skipped(self, release: Path) -> None:
+        """One log line with what was skipped so far, if anything."""
         if self.warnings:
             log.warning("%s: skipped %s", release, ", ".join(f"{n} {what}" for what, n in sorted(self.warnings.items())))
 
     def count(self, path: Path | None) -> int | None:
         """Unknown without parsing every file: no progress total."""
         return None
+
+    def write(self, examples: Iterable[Example], path: Path) -> int:
+        """Write examples into a new release folder (fulltext/*.xml, frameIndex.xml); returns how many were written."""
+        return write_release(examples, path, self.config.document, self.warnings)
 
     def _skip(self, what: str, sentence: Sentence, detail: str) -> None:
         if self.config.strict:
@@ -111,8 +130,8 @@ class FrameNetReader:
         for aset in sets:
             spans.extend(self._spans(aset, tokenized, sentence))
         meta: dict[str, Any] = {"source": sentence.source, "file": sentence.file.name, "text": sentence.text, "sentence_id": sentence.id}
-        prefix = "fn" if sentence.source == "fulltext" else f"fn-lu{sets[0].lu_id}"
-        return Example(id=f"{prefix}-{sentence.id}", tokens=tokenized.tokens, spans=tuple(spans), meta=meta)
+        prefix = ID_PREFIX if sentence.source == "fulltext" else f"{ID_PREFIX}lu{sets[0].lu_id}-"
+        return Example(id=prefix + sentence.id, tokens=tokenized.tokens, spans=tuple(spans), meta=meta)
 
     def _spans(self, aset: AnnotationSet, tokenized: Tokenized, sentence: Sentence) -> list[Span]:
         pieces = [tokenized.token_span(t.start, t.end) for t in aset.targets if t.start is not None and t.end is not None]

@@ -2,9 +2,11 @@
 
 1.5 and 1.7 share one schema (``frameIndex.xml``, ``frame/``, ``lu/``, ``fulltext/``), as
 does NLTK's ``framenet_v15``/``framenet_v17`` folder. ``find_release`` resolves a user's
-path (or NLTK's data path when none is given); ``sentences`` streams every annotated
-sentence of the full-text documents and/or the LU exemplar files, one parsed file at a
-time, as plain records the reader turns into examples.
+path (or NLTK's data path when none is given); ``read_file`` streams the annotated
+sentences of one full-text document or LU exemplar file as plain records the reader
+turns into examples; ``frames`` lists the frames with their created dates without
+parsing the frame files past their opening tags, so that a caller can choose frames and
+LUs before it opens any annotation file.
 """
 
 from __future__ import annotations
@@ -18,6 +20,9 @@ from pathlib import Path
 from spanaug_core.errors import DataError
 
 SAMPLE = Path(__file__).parent / "sample"
+NAMESPACE = "http://framenet.icsi.berkeley.edu"
+# An example's id is this plus its sentence's ID (exemplars: plus ``lu<LU ID>-`` first).
+ID_PREFIX = "fn-"
 NLTK_FOLDERS = ("framenet_v17", "framenet_v15")
 
 
@@ -163,12 +168,20 @@ def read_file(path: Path, source: str) -> Iterator[Sentence]:
 
 @dataclass(frozen=True)
 class FrameInfo:
-    """A frame of the release: id, name, created date, and its LUs ``(name, id, created)``."""
+    """A frame of the release: id, name and created date, and the file that defines it."""
 
     id: str
     name: str
     created: datetime
-    lus: tuple[tuple[str, str, datetime], ...]
+    path: Path
+
+    def lexical_units(self) -> list[tuple[str, str, datetime]]:
+        """The frame's LUs ``(name, id, created)``, from its frame file."""
+        return [
+            (e.get("name", ""), e.get("ID", ""), parse_date(e.get("cDate")))
+            for e in ET.parse(self.path).getroot()
+            if local(e.tag) == "lexUnit"
+        ]
 
 
 def frame_ids(release: Path) -> dict[str, str]:
@@ -180,12 +193,30 @@ def frame_ids(release: Path) -> dict[str, str]:
 
 
 def frames(release: Path) -> Iterator[FrameInfo]:
-    """Every frame file of the release with its LUs and their created dates."""
+    """Every frame file of the release, read up to its opening tag only.
+
+    FrameNet 1.5's frame index has no created dates, so they come from the frame files,
+    whose definitions, FEs and LUs need not be parsed for that.
+    """
     for path in sorted((release / "frame").glob("*.xml")):
-        root = ET.parse(path).getroot()
-        lus = tuple(
-            (e.get("name", ""), e.get("ID", ""), parse_date(e.get("cDate")))
-            for e in root
-            if local(e.tag) == "lexUnit"
-        )
-        yield FrameInfo(root.get("ID", ""), root.get("name", ""), parse_date(root.get("cDate")), lus)
+        root = _opening_tag(path)
+        yield FrameInfo(root.get("ID", ""), root.get("name", ""), parse_date(root.get("cDate")), path)
+
+
+def _opening_tag(path: Path) -> ET.Element:
+    """The root element of an XML file with its attributes, parsing no further than its tag."""
+    parser = ET.XMLPullParser(events=("start",))
+    with path.open("rb") as handle:
+        while chunk := handle.read(4096):
+            try:
+                parser.feed(chunk)
+            except ET.ParseError as exc:
+                raise DataError(f"not well-formed FrameNet XML: {exc}", path=path) from None
+            for _, element in parser.read_events():
+                return element
+    raise DataError("expected an XML element, found none", path=path)
+
+
+def lu_file(release: Path, lu_id: str) -> Path:
+    """Where a release keeps the exemplars of the LU with this id."""
+    return release / "lu" / f"lu{lu_id}.xml"

@@ -3,12 +3,14 @@
 FrameNet annotates character offsets (``end`` inclusive). The sentence is split with the
 project's tokenizer, and every token is split again wherever an annotated span starts or
 ends inside it, so each span maps to whole tokens. Spans whose edges fall on whitespace
-are snapped inward to the tokens they cover.
+are snapped inward to the tokens they cover. The writer goes the other way:
+``token_offsets`` finds given tokens in a sentence text to turn token spans into
+character offsets.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from spanaug_core.text import tokenize
@@ -45,3 +47,19 @@ def tokenize_with_boundaries(text: str, boundaries: Iterable[int]) -> Tokenized:
             tokens.append(text[a:b])
             offsets.append((a, b))
     return Tokenized(tuple(tokens), tuple(offsets))
+
+
+def token_offsets(text: str, tokens: Sequence[str]) -> tuple[tuple[int, int], ...] | None:
+    """Character offsets ``[start, end)`` of ``tokens`` in ``text``, or None unless ``text`` is
+    exactly those tokens in order with only whitespace around them."""
+    offsets: list[tuple[int, int]] = []
+    position = 0
+    for token in tokens:
+        start = position
+        while start < len(text) and text[start].isspace():
+            start += 1
+        if not text.startswith(token, start):
+            return None
+        position = start + len(token)
+        offsets.append((start, position))
+    return tuple(offsets) if not text[position:].strip() else None
