@@ -134,19 +134,23 @@ def convert_word_alignments(
 @click.option("--no-mx", is_flag=True, help="ablation: drop the element-wise max feature")
 @click.option("--no-cue", is_flag=True, help="ablation: drop the positional cues")
 @click.option("--no-sbce", is_flag=True, help="ablation: hard 1/0 labels instead of soft BCE")
+@click.option("--cos/--no-cos", default=True, show_default=True, help="add the cosine of the span vectors as a feature (not in the paper)")
 @click.option("--cache-dir", type=PATH, help="encoder-output cache (default: OUT/../.encoder-cache)")
 def train_aligner(data: Path, dev: Path, out: Path, cache_dir: Path | None, **opts: Any) -> None:
     """Train a bert-span head on span-alignment JSONL (frozen encoder, cached outputs)."""
     import sys
 
     from spanaug_aligners.pairs import read_pairs
+    from spanaug_aligners.head import HeadShape
     from spanaug_aligners.train import TrainOptions, train_head
 
+    shape = HeadShape(
+        hidden=opts["hidden"], k=opts["k"], max_span=opts["max_span"], use_df=not opts["no_df"],
+        use_mx=not opts["no_mx"], use_cue=not opts["no_cue"], use_cos=opts["cos"], soft_labels=not opts["no_sbce"],
+    )
     options = TrainOptions(
-        encoder=opts["encoder"], hidden=opts["hidden"], k=opts["k"], max_span=opts["max_span"],
-        epochs=opts["epochs"], patience=opts["patience"], lr=opts["lr"], batch_size=opts["batch_size"],
-        seed=opts["seed"], use_df=not opts["no_df"], use_mx=not opts["no_mx"], use_cue=not opts["no_cue"],
-        soft_labels=not opts["no_sbce"],
+        encoder=opts["encoder"], shape=shape, epochs=opts["epochs"], patience=opts["patience"], lr=opts["lr"],
+        batch_size=opts["batch_size"], seed=opts["seed"],
     )
     train, dev_items = list(read_pairs(data, require_gold=True)), list(read_pairs(dev, require_gold=True))
     provenance = {"command": "spanaug " + " ".join(sys.argv[1:]), "data": data.name, "dev_data": dev.name}

@@ -3,7 +3,11 @@
 For a source span S and each candidate span C of the paraphrase (mean-pooled word
 vectors), the input is the concatenation of Df = S - C, Mx = max(S, C) and Cue = (start,
 length) of both spans (starts relative to sentence length); any of the three can be left
-out to reproduce the paper's ablations. The scorer is one hidden layer with batchnorm and
+out to reproduce the paper's ablations. An optional fourth group, not in the paper, is
+Sim: the cosines of the two span vectors, of their first words and of their last words. A
+one-hidden-layer net cannot easily compute a similarity from Df and Mx, and mean pooling
+hides a span's edges ("one of" and "one of the" pool to nearly the same vector); given
+the cosines directly the head finds the edges of a span that was kept word for word. The scorer is one hidden layer with batchnorm and
 PReLU and a sigmoid output. Its training target is either the soft label 2^-d(C, gold)
 with d the summed start/end offset distance (SBCE) or the hard 1/0 label. A head is saved
 as ``head.safetensors`` plus ``config.json`` (HeadConfig) in one folder.
@@ -26,27 +30,36 @@ from spanaug_aligners.encoder import candidate_spans, span_means
 
 Span = tuple[int, int]
 CUE_DIM = 4
+SIM_DIM = 3
 
 
-class HeadConfig(BaseModel):
-    """What a saved head needs to be rebuilt and used: shape, features, candidates, threshold."""
+class HeadShape(BaseModel):
+    """The scorer's features, size, labels and candidates: chosen for training, repeated by the saved head."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    hidden: int = 770
+    use_df: bool = True
+    use_mx: bool = True
+    use_cue: bool = True
+    use_cos: bool = False
+    soft_labels: bool = True
+    k: int = 2
+    max_span: int = 6
+
+
+class HeadConfig(HeadShape):
+    """What a saved head needs to be rebuilt and used: its shape, encoder and threshold."""
 
     model_config = ConfigDict(extra="allow", frozen=True)
 
     encoder: str
     dim: int
-    hidden: int = 770
-    use_df: bool = True
-    use_mx: bool = True
-    use_cue: bool = True
-    soft_labels: bool = True
-    k: int = 2
-    max_span: int = 6
     threshold: float = 0.5
 
     @property
     def input_dim(self) -> int:
-        return self.dim * (self.use_df + self.use_mx) + CUE_DIM * self.use_cue
+        return self.dim * (self.use_df + self.use_mx) + CUE_DIM * self.use_cue + SIM_DIM * self.use_cos
 
 
 class SpanScorer(torch.nn.Module):
@@ -65,14 +78,19 @@ class SpanScorer(torch.nn.Module):
         )
 
     def features(self, source: torch.Tensor, cands: torch.Tensor, cues: torch.Tensor) -> torch.Tensor:
-        """Concatenate the enabled features: source/cands (rows, dim), cues (rows, 4) -> (rows, input_dim)."""
+        """Concatenate the enabled features: source/cands (rows, dim), cues (rows, 7) -> (rows, input_dim).
+
+        ``cues`` holds the 4 position cues, then the 3 similarities (see :func:`item_rows`).
+        """
         parts = []
         if self.config.use_df:
             parts.append(source - cands)
         if self.config.use_mx:
             parts.append(torch.maximum(source, cands))
         if self.config.use_cue:
-            parts.append(cues)
+            parts.append(cues[:, :CUE_DIM])
+        if self.config.use_cos:
+            parts.append(cues[:, CUE_DIM : CUE_DIM + SIM_DIM])
         return torch.cat(parts, dim=1)
 
     def forward(self, source: torch.Tensor, cands: torch.Tensor, cues: torch.Tensor) -> torch.Tensor:
@@ -84,21 +102,30 @@ def item_rows(
 ) -> tuple[list[Span], torch.Tensor, torch.Tensor, torch.Tensor]:
     """Candidates of one item and their inputs.
 
-    src_words (n, dim), tgt_words (m, dim) -> (spans, source (c, dim), cands (c, dim), cues (c, 4)).
+    src_words (n, dim), tgt_words (m, dim) -> (spans, source (c, dim), cands (c, dim), cues (c, 7)):
+    the cues are the source span's relative start and length, the candidate's, and the
+    cosines of span vectors, first words and last words.
     """
     s, e = source_span
     n, m = src_words.shape[0], tgt_words.shape[0]
     spans = candidate_spans(m, e - s, config.k, config.max_span)
     starts = torch.tensor([a for a, _ in spans], dtype=torch.long)
     ends = torch.tensor([b for _, b in spans], dtype=torch.long)
-    cands = span_means(tgt_words.float(), starts, ends)
-    source = span_means(src_words.float(), torch.tensor([s]), torch.tensor([e])).expand(len(spans), -1)
+    src, tgt = src_words.float(), tgt_words.float()
+    cands = span_means(tgt, starts, ends)
+    source = span_means(src, torch.tensor([s]), torch.tensor([e])).expand(len(spans), -1)
+    cosine = torch.nn.functional.cosine_similarity
+    first = cosine(src[s].unsqueeze(0), tgt[starts], dim=1)
+    last = cosine(src[e - 1].unsqueeze(0), tgt[ends - 1], dim=1)
     cues = torch.stack(
         [
             torch.full((len(spans),), s / n),
             torch.full((len(spans),), float(e - s)),
             starts.float() / m,
             (ends - starts).float(),
+            cosine(source, cands, dim=1),
+            first,
+            last,
         ],
         dim=1,
     )

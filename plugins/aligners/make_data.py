@@ -135,39 +135,100 @@ def substitutes(wordnet: WordNet, words: Sequence[str]) -> list[str]:
     return out
 
 
-def _rewrite(
-    tokens: Tokens, span: tuple[int, int], replacement: Tokens | None, wordnet: WordNet, rng: random.Random
-) -> tuple[Tokens, tuple[int, int] | None]:
-    """The target sentence and the gold span of ``replacement`` (kept span when None) in it.
+def _is_word(token: str) -> bool:
+    return any(ch.isalnum() for ch in token)
 
-    Other content words are swapped for synonyms with probability 0.3 each (at most two),
-    and with probability 0.3 the halves around a comma are exchanged.
+
+def _widen(tokens: Tokens, focus: tuple[int, int], taken: set[int], rng: random.Random) -> tuple[int, int]:
+    """Grow the focus word into a span of 1-3 tokens over neighbouring words.
+
+    Word-alignment gold (and FrameNet arguments) mostly pairs multi-word spans ("respond
+    to" -> "response to"), so a head trained only on single words learns the wrong span
+    length; the lengths follow those of the converted MultiMWA spans.
+    """
+    s, e = focus
+    want = rng.choices((1, 2, 3), weights=(0.3, 0.35, 0.35))[0]
+    while e - s < want:
+        sides = []
+        if s > 0 and _is_word(tokens[s - 1]) and s - 1 not in taken:
+            sides.append(-1)
+        if e < len(tokens) and _is_word(tokens[e]) and e not in taken:
+            sides.append(1)
+        if not sides:
+            break
+        if rng.choice(sides) < 0:
+            s -= 1
+        else:
+            e += 1
+    return s, e
+
+
+def _fragment(pool: Sequence[Sequence[str]], rng: random.Random, low: int, high: int) -> list[str]:
+    """A run of ``low``-``high`` words from a random sentence of the pool (insertion material)."""
+    words = [t.lower() for t in rng.choice(pool) if _is_word(t)]
+    size = min(len(words), rng.randint(low, high))
+    start = rng.randint(0, len(words) - size)
+    return words[start : start + size]
+
+
+def _rewrite(
+    tokens: Tokens,
+    span: tuple[int, int],
+    middle: Sequence[tuple[str, bool]],
+    wordnet: WordNet,
+    pool: Sequence[Sequence[str]],
+    rng: random.Random,
+) -> tuple[Tokens, tuple[int, int] | None]:
+    """The target sentence: ``tokens`` with ``span`` replaced by ``middle``, the context rewritten.
+
+    ``middle`` is (token, is gold) pairs; the result's gold span covers its gold tokens
+    (None when there are none). Around it the sentence changes the way real paraphrases
+    do, so that neither position nor length gives the answer away: other content words
+    become synonyms (p = 0.3 each, at most two), other words are dropped (p = 0.08 each,
+    at most three), a few words of another sentence are inserted (p = 0.3), a clause of
+    another sentence is put before or after (p = 0.2), and the halves around a comma are
+    exchanged (p = 0.3).
     """
     s, e = span
-    # Each entry: (token, is part of the gold).
-    pieces: list[list[tuple[str, bool]]] = []
-    swaps = 0
+    flat: list[tuple[str, bool]] = []
+    swaps = drops = 0
     for i, tok in enumerate(tokens):
         if i == s:
-            pieces.append([(t, True) for t in (replacement if replacement is not None else tokens[s:e])])
+            flat.extend(middle)
         if s <= i < e:
             continue
         if swaps < 2 and is_content(tok) and rng.random() < 0.3:
             options = substitutes(wordnet, [tok])
             if options:
                 swaps += 1
-                pieces.append([(t, False) for t in tokenize(rng.choice(options))])
+                flat.extend((t, False) for t in tokenize(rng.choice(options)))
                 continue
-        pieces.append([(tok, False)])
-    flat = [p for group in pieces for p in group]
-    commas = [i for i, (t, _) in enumerate(flat) if t == "," and 3 <= i <= len(flat) - 5]
-    if commas and flat[-1][0] in {".", "!", "?"} and rng.random() < 0.3:
+        if drops < 3 and _is_word(tok) and i < len(tokens) - 1 and rng.random() < 0.08:
+            drops += 1
+            continue
+        flat.append((tok, False))
+    if flat and flat[0][0] != "I":
+        # Lower-cased here and the new first word capitalised below (an uncased encoder does not care).
+        flat[0] = (flat[0][0].lower(), flat[0][1])
+    gold_at = [i for i, (_, gold) in enumerate(flat) if gold]
+    if rng.random() < 0.3:
+        # Never inside the gold span, which must stay contiguous.
+        places = [i for i in range(len(flat)) if not gold_at or i <= gold_at[0] or i > gold_at[-1]]
+        at = rng.choice(places)
+        flat[at:at] = [(t, False) for t in _fragment(pool, rng, 1, 4)]
+    final = flat[-1][0] if flat and flat[-1][0] in {".", "!", "?"} else None
+    body = flat[:-1] if final else flat
+    commas = [i for i, (t, _) in enumerate(body) if t == "," and 3 <= i <= len(body) - 4]
+    if commas and rng.random() < 0.3:
         c = rng.choice(commas)
-        left, right = flat[:c], flat[c + 1 : -1]
-        if left[0][0].istitle() and left[0][0] != "I":
-            left = [(left[0][0].lower(), left[0][1]), *left[1:]]
-        right = [(right[0][0][:1].upper() + right[0][0][1:], right[0][1]), *right[1:]]
-        flat = [*right, (",", False), *left, flat[-1]]
+        body = [*body[c + 1 :], (",", False), *body[:c]]
+    if body and rng.random() < 0.2:
+        clause = [(t, False) for t in _fragment(pool, rng, 3, 8)]
+        body = [*clause, (",", False), *body] if rng.random() < 0.5 else [*body, (",", False), *clause]
+    if body:
+        first, gold = body[0]
+        body[0] = (first[:1].upper() + first[1:], gold)
+    flat = [*body, (final, False)] if final else body
     positions = [i for i, (_, gold) in enumerate(flat) if gold]
     out = tuple(t for t, _ in flat)
     return out, ((positions[0], positions[-1] + 1) if positions else None)
@@ -213,39 +274,46 @@ def generate(
     items; items it cannot produce (no candidate kept the substitute) are skipped.
     """
     rng = random.Random(seed)
-    pool = [list(s) for s in sentences]
+    pool = [tuple(s) for s in sentences]
     vocabulary = sorted({t.lower() for s in pool for t in s if is_content(t) and t.isalpha()})
     made = 0
     for n, tokens in enumerate(pool):
-        tokens = tuple(tokens)
         taken: set[int] = set()
         for k in range(per_sentence):
-            span = _pick_span(tokens, wordnet, rng, taken)
-            if span is None:
+            focus = _pick_span(tokens, wordnet, rng, taken)
+            if focus is None:
                 break
-            taken.update(range(*span))
             roll = rng.random()
-            item_id = f"gen-{n}/{k}"
-            if roll < mix[0]:
-                target, gold = _rewrite(tokens, span, None, wordnet, rng)
-                kind = "identical"
-            elif roll < mix[0] + mix[1]:
-                stranger = rng.choice(vocabulary)
-                target, _ = _rewrite(tokens, span, (stranger,), wordnet, rng)
-                gold, kind = None, "unaligned"
+            kind = "identical" if roll < mix[0] else "unaligned" if roll < mix[0] + mix[1] else "paraphrased"
+            extra: dict[str, Any] = {}
+            if kind == "paraphrased" and decoder is not None:
+                # The decoder route knows only where the substitute landed: the span stays the focus word.
+                span = focus
+                choice = rng.choice(substitutes(wordnet, tokens[focus[0] : focus[1]]))
+                found = _decode(decoder, tokens, span, choice, nbest)
+                taken.update(range(*span))
+                if found is None:
+                    continue
+                target, gold = found
+                extra = {"substitute": choice}
             else:
-                choice = rng.choice(substitutes(wordnet, tokens[span[0] : span[1]]))
-                kind = "paraphrased"
-                if decoder is not None:
-                    found = _decode(decoder, tokens, span, choice, nbest)
-                    if found is None:
-                        continue
-                    target, gold = found
+                span = _widen(tokens, focus, taken, rng)
+                s, e = span
+                if kind == "identical":
+                    middle = [(t, True) for t in tokens[s:e]]
+                elif kind == "unaligned":
+                    # Either the meaning is gone from the target, or an unrelated word stands there.
+                    middle = [] if rng.random() < 0.5 else [(rng.choice(vocabulary), False)]
                 else:
-                    target, gold = _rewrite(tokens, span, tuple(tokenize(choice)), wordnet, rng)
+                    choice = rng.choice(substitutes(wordnet, tokens[focus[0] : focus[1]]))
+                    replaced = [*tokens[s : focus[0]], *tokenize(choice), *tokens[focus[1] : e]]
+                    middle = [(t, True) for t in replaced]
+                    extra = {"substitute": choice}
+                target, gold = _rewrite(tokens, span, middle, wordnet, pool, rng)
+                taken.update(range(*span))
             item = AlignItem(source_tokens=tokens, source_span=span, target_tokens=target)
             made += 1
-            yield SpanPair(id=item_id, item=item, gold_span=gold, kind=kind)
+            yield SpanPair(id=f"gen-{n}/{k}", item=item, gold_span=gold, kind=kind, extra=extra)
         if progress is not None:
             progress(ProgressEvent("sentences", n + 1, len(pool), stats={"items": made}))
 

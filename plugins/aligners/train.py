@@ -13,17 +13,17 @@ from __future__ import annotations
 import hashlib
 import random
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 import torch
+from pydantic import BaseModel, ConfigDict
 
 from spanaug_core.errors import ConfigError
 from spanaug_core.protocols import ProgressCallback, ProgressEvent
 
 from spanaug_aligners.encoder import DEFAULT_ENCODER, Encoder
-from spanaug_aligners.head import HeadConfig, SpanScorer, item_rows, labels, save_head, score_items
+from spanaug_aligners.head import HeadConfig, HeadShape, SpanScorer, item_rows, labels, save_head, score_items
 from spanaug_aligners.metrics import best_threshold, evaluate
 from spanaug_aligners.pairs import SpanPair
 
@@ -31,18 +31,13 @@ Tokens = tuple[str, ...]
 WordVectors = dict[tuple[Tokens, Tokens], tuple[torch.Tensor, torch.Tensor]]
 
 
-@dataclass(frozen=True)
-class TrainOptions:
-    """Hyper-parameters of ``spanaug train aligner`` (the use_* flags are the paper's ablations)."""
+class TrainOptions(BaseModel):
+    """Settings of ``spanaug train aligner``: the head's shape (with the paper's ablations) and the optimisation."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
     encoder: str = DEFAULT_ENCODER
-    hidden: int = 770
-    use_df: bool = True
-    use_mx: bool = True
-    use_cue: bool = True
-    soft_labels: bool = True
-    k: int = 2
-    max_span: int = 6
+    shape: HeadShape = HeadShape()
     epochs: int = 30
     patience: int = 4
     lr: float = 1e-3
@@ -111,17 +106,7 @@ def train_head(
     vectors = encode_cached(
         encoder, [(p.item.source_tokens, p.item.target_tokens) for p in [*train, *dev]], cache_dir, report
     )
-    config = HeadConfig(
-        encoder=options.encoder,
-        dim=encoder.dim,
-        hidden=options.hidden,
-        use_df=options.use_df,
-        use_mx=options.use_mx,
-        use_cue=options.use_cue,
-        soft_labels=options.soft_labels,
-        k=options.k,
-        max_span=options.max_span,
-    )
+    config = HeadConfig(encoder=options.encoder, dim=encoder.dim, **options.shape.model_dump())
     model = SpanScorer(config).to(options.device)
     optimizer = torch.optim.Adam(model.parameters(), lr=options.lr)
     loss_fn = torch.nn.BCEWithLogitsLoss()
@@ -175,7 +160,7 @@ def train_head(
         "dev": {name: {k: round(v, 4) for k, v in s.items()} for name, s in dev_scores.items()},
         "train_items": len(train),
         "dev_items": len(dev),
-        "options": asdict(options),
+        "options": options.model_dump(),
         **(provenance or {}),
     }
     save_head(model, final.model_copy(update={"training": summary}), out)

@@ -9,7 +9,7 @@ from spanaug_core.types import AlignItem
 from spanaug_aligners.bert_span import BertSpanAligner
 from spanaug_aligners.embed_sim import EmbedSimAligner
 from spanaug_aligners.encoder import Encoder, candidate_spans, span_means
-from spanaug_aligners.head import HeadConfig, SpanScorer, item_rows, labels, load_head, save_head, score_items
+from spanaug_aligners.head import HeadConfig, HeadShape, SpanScorer, item_rows, labels, load_head, save_head, score_items
 from spanaug_aligners.pairs import SpanPair
 from spanaug_aligners.train import TrainOptions, train_head
 
@@ -34,12 +34,15 @@ def test_span_means_and_candidates():
     assert {e - s for s, e in spans} == {1, 2, 3} and len(spans) == 5 + 4 + 3
 
 
-@pytest.mark.parametrize("df, mx, cue, width", [(True, True, True, 68), (True, False, False, 32), (False, True, True, 36)])
-def test_head_shapes_and_ablations(df, mx, cue, width):
-    cfg = HeadConfig(encoder="x", dim=32, hidden=16, use_df=df, use_mx=mx, use_cue=cue, k=1)
+@pytest.mark.parametrize(
+    "df, mx, cue, cos, width",
+    [(True, True, True, False, 68), (True, False, False, False, 32), (False, True, True, False, 36), (True, True, True, True, 71)],
+)
+def test_head_shapes_and_ablations(df, mx, cue, cos, width):
+    cfg = HeadConfig(encoder="x", dim=32, hidden=16, use_df=df, use_mx=mx, use_cue=cue, use_cos=cos, k=1)
     model = SpanScorer(cfg).eval()
     spans, source, cands, cues = item_rows(torch.randn(7, 32), torch.randn(9, 32), (1, 3), cfg)
-    assert source.shape == cands.shape == (len(spans), 32) and cues.shape == (len(spans), 4)
+    assert source.shape == cands.shape == (len(spans), 32) and cues.shape == (len(spans), 7)
     assert model.features(source, cands, cues).shape == (len(spans), width)
     assert model(source, cands, cues).shape == (len(spans),)
 
@@ -70,7 +73,7 @@ def _fixture_pairs() -> list[SpanPair]:
 
 def test_training_lowers_loss_and_round_trips(tiny_encoder, tmp_path):
     pairs = _fixture_pairs()
-    options = TrainOptions(encoder=str(tiny_encoder), hidden=16, epochs=6, patience=10, lr=5e-3, batch_size=8)
+    options = TrainOptions(encoder=str(tiny_encoder), shape=HeadShape(hidden=16), epochs=6, patience=10, lr=5e-3, batch_size=8)
     summary = train_head(pairs, pairs[:20], tmp_path / "head", options, cache_dir=tmp_path / "cache")
     assert summary["losses"][-1] < summary["losses"][0]
     assert 0.0 <= summary["threshold"] <= 1.0 and summary["dev"]["all"]["exact_f1"] > 0.0
@@ -96,7 +99,7 @@ def test_save_load_identical_scores(tmp_path):
     model = SpanScorer(cfg).eval()
     save_head(model, cfg, tmp_path)
     again = load_head(tmp_path)
-    x = (torch.randn(5, 8), torch.randn(5, 8), torch.randn(5, 4))
+    x = (torch.randn(5, 8), torch.randn(5, 8), torch.randn(5, 7))
     assert torch.equal(model(*x), again(*x))
 
 

@@ -62,7 +62,14 @@ def test_generated_gold_is_exact(tmp_path):
         if p.kind == "identical":
             assert tgt == src
         else:
-            assert tgt != src and " ".join(tgt) in {"purchased", "auto", "autos", "home", "house", "buy", "car", "cars"}
+            sub = tokenize(p.extra["substitute"].lower())
+            where = find_phrase(tgt, sub)
+            assert tgt != src and where is not None
+            # Around the substitute the gold keeps the source span's other words.
+            assert set(tgt[: where[0]] + tgt[where[1] :]) <= set(src)
+    lengths = {p.item.source_span[1] - p.item.source_span[0] for p in items}
+    assert lengths <= {1, 2, 3} and len(lengths) > 1
+    assert all(any(ch.isalnum() for ch in p.item.source_tokens[i]) for p in items for i in (p.item.source_span[0], p.item.source_span[1] - 1))
     assert [p.to_json() for p in generate(sentences_from_text(TEXT), wn, seed=3)] == [
         p.to_json() for p in generate(sentences_from_text(TEXT), wn, seed=3)
     ]
