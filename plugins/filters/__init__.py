@@ -1,4 +1,10 @@
-"""Built-in plugin: filters of augmented records (registrations only)."""
+"""Built-in plugin: filters of augmented records and `spanaug train filter` (registrations only).
+
+See docs/filters.md: the heuristic filters (basic.py), similarity and novelty of a
+paraphrase against its source, and the learned filter trained on human judgments.
+"""
+
+from typing import Any
 
 from spanaug_core.hookspecs import Register, hookimpl
 
@@ -6,6 +12,17 @@ from spanaug_core.hookspecs import Register, hookimpl
 @hookimpl
 def register_filters(register: Register) -> None:
     from spanaug_filters.basic import AlignmentScoreFilter, CopyFilter, MaxIterationFilter, ParaphraseScoreFilter
+    from spanaug_filters.learned import LearnedFilter
+    from spanaug_filters.novelty import NoveltyFilter
+    from spanaug_filters.similarity import SimilarityFilter
 
-    for cls in (MaxIterationFilter, ParaphraseScoreFilter, AlignmentScoreFilter, CopyFilter):
+    for cls in (MaxIterationFilter, ParaphraseScoreFilter, AlignmentScoreFilter, CopyFilter,
+                SimilarityFilter, NoveltyFilter, LearnedFilter):
         register(cls)
+
+
+@hookimpl
+def register_commands(cli: Any) -> None:
+    from spanaug_filters.commands import train_filter_command
+
+    cli.commands["train"].add_command(train_filter_command)

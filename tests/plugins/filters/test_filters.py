@@ -1,10 +1,17 @@
-"""The built-in filters, one criterion each."""
+"""The built-in filters, one criterion each (the learned filter is in test_learned.py)."""
 
 from __future__ import annotations
 
+import pytest
+from spanaug_aligners.encoder import Encoder
+
+from spanaug_core.errors import ConfigError, SpanaugError
+from spanaug_core.plugins import build
 from spanaug_core.protocols import FilterContext
 from spanaug_core.types import Augmented, Constraints, Example
 from spanaug_filters.basic import AlignmentScoreFilter, CopyFilter, MaxIterationFilter, ParaphraseScoreFilter
+from spanaug_filters.novelty import NoveltyFilter, ngram_overlap
+from spanaug_filters.similarity import SimilarityFilter
 
 SOURCE = Example(id="s", tokens=("The", "panel", "will", "corroborate", "it", "."))
 
@@ -42,3 +49,62 @@ def test_copy() -> None:
     assert f.check(record("The panel will confirm it."), ctx("The panel will verify it.")) is None
     strict = CopyFilter(CopyFilter.Config(case_sensitive=True))
     assert strict.check(record("the panel will corroborate it."), ctx()) is None
+
+
+def test_novelty_overlap_is_containment_in_the_shorter_sentence() -> None:
+    assert ngram_overlap("a b c".split(), "a b c d e".split(), 2) == 1.0  # Jaccard would be 0.6 / 0.5
+    assert ngram_overlap("a b".split(), "c d".split(), 2) == 0.0
+    # Unigrams 5/6, bigrams 3/5; an order longer than a sentence is left out.
+    assert ngram_overlap(SOURCE.tokens, "The panel will confirm it .".split(), 2) == pytest.approx((5 / 6 + 3 / 5) / 2)
+    assert ngram_overlap(["a"], ["a"], 3) == 1.0
+
+
+def test_novelty_accepts_and_rejects_with_reasons() -> None:
+    f = NoveltyFilter(NoveltyFilter.Config())
+    assert f.check(record("The panel will confirm it ."), ctx()) is None
+    assert f.check(record("the panel will corroborate it ."), ctx()) == "2-gram overlap 1.000 > 0.9"
+    assert f.check(record("Confirmed ."), ctx()) == "length ratio 0.33 outside [0.5, 2]"
+    long = "The panel that met on Monday will in the end confirm all of it ."
+    assert f.check(record(long), ctx()) == "length ratio 2.50 outside [0.5, 2]"
+    # A reordering keeps every word: unigrams alone call it a copy, bigrams see the change.
+    reordered = record("it will the panel corroborate .")
+    assert NoveltyFilter(NoveltyFilter.Config(max_n=1)).check(reordered, ctx()) == "1-gram overlap 1.000 > 0.9"
+    assert f.check(reordered, ctx()) is None
+
+
+def test_novelty_options_are_checked() -> None:
+    with pytest.raises(ConfigError, match="min_length_ratio 3.0 > max_length_ratio 2.0"):
+        build(NoveltyFilter, min_length_ratio=3.0)
+
+
+def test_similarity_accepts_and_rejects_with_reasons(tiny_encoder) -> None:
+    source = Example(id="s", tokens=tuple("the cat sat on the mat .".split()))
+    context = FilterContext(source=source, previous_texts=frozenset())
+    other = record("a big dog lay on a red rug quickly .")
+    # A random encoder's mean vectors are all alike: place the floors around the cosine it gives.
+    cosine = SimilarityFilter(SimilarityFilter.Config(encoder=str(tiny_encoder))).similarity(source.tokens, other.tokens)
+    assert -1.0 <= cosine < 0.9999
+    strict = SimilarityFilter(SimilarityFilter.Config(encoder=str(tiny_encoder), floor=round((1 + cosine) / 2, 6)))
+    assert strict.check(record("the cat sat on the mat ."), context) is None  # cosine 1
+    assert strict.check(other, context) == f"similarity {cosine:.3f} < {strict.config.floor:g}"
+    lax = SimilarityFilter(SimilarityFilter.Config(encoder=str(tiny_encoder), floor=cosine - 0.01))
+    assert lax.check(other, context) is None
+
+
+def test_similarity_encodes_each_source_once(tiny_encoder, monkeypatch) -> None:
+    fresh = SimilarityFilter(SimilarityFilter.Config(encoder=str(tiny_encoder)))
+    source, para = tuple("the cat sat .".split()), tuple("a dog sat .".split())
+    expected = fresh.similarity(source, para)
+    f = SimilarityFilter(SimilarityFilter.Config(encoder=str(tiny_encoder)))
+    f.similarity(source, tuple("the dog sat .".split()))
+    calls = []
+    encode = Encoder.encode
+    monkeypatch.setattr(Encoder, "encode", lambda self, pairs, **kw: calls.append(pairs) or encode(self, pairs, **kw))
+    assert f.similarity(source, para) == pytest.approx(expected, abs=1e-5)
+    assert calls == [[(para, ())]]
+
+
+def test_similarity_loads_its_encoder_on_first_use(tmp_path) -> None:
+    f = SimilarityFilter(SimilarityFilter.Config(encoder=str(tmp_path / "missing")))  # building costs nothing
+    with pytest.raises(SpanaugError, match="missing"):
+        f.check(record("The panel will confirm it ."), ctx())

@@ -1,4 +1,4 @@
-"""Fixtures of the aligner tests: a tiny random BERT encoder and small span-alignment files."""
+"""Fixtures shared by plugin tests: a tiny random BERT encoder (aligners, the similarity filter)."""
 
 from __future__ import annotations
 

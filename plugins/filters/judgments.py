@@ -1,0 +1,58 @@
+"""The judgments file: one human-judged system output a line, what ``spanaug train filter`` learns from.
+
+``spanaug judge import`` writes it from collected answers; judgments from anywhere else
+work as well if they carry the same fields::
+
+    {"id": "fn-12/s0/it3", "iteration": 3, "scores": {"paraphrase": -0.41, "alignment": 0.97},
+     "accepted": true, "mean": 71.7}
+
+``accepted`` is the label (after Culkin et al. 2021: the mean of an output's 0-100
+judgments is at least 50), ``scores`` must hold the classifier's features; other keys
+(the judge's item id, the single judgments, the text) are ignored here. Malformed lines
+raise a ``DataError`` naming the file and line.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError
+
+from spanaug_core.errors import DataError
+from spanaug_filters.learned import missing_features
+
+
+class Judgment(BaseModel):
+    """One judged output: its features and whether people accepted it."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    id: str
+    iteration: int = Field(ge=1)
+    scores: dict[str, float]
+    accepted: StrictBool
+    mean: float | None = None
+
+
+def read_judgments(path: Path) -> list[Judgment]:
+    """Every judgment of a JSONL file (blank lines skipped); an empty file is an error."""
+    judgments = []
+    with Path(path).open(encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                judgment = Judgment.model_validate(json.loads(line))
+            except json.JSONDecodeError as exc:
+                raise DataError(f"invalid JSON ({exc.msg} at column {exc.colno})", path, lineno) from None
+            except ValidationError as exc:
+                problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'line'}: {e['msg']}" for e in exc.errors())
+                raise DataError(f"not a judgment ({problems})", path, lineno) from None
+            missing = missing_features(judgment.scores)
+            if missing:
+                raise DataError(f"scores lack {', '.join(missing)} (the learned filter's features)", path, lineno)
+            judgments.append(judgment)
+    if not judgments:
+        raise DataError("holds no judgments", path)
+    return judgments

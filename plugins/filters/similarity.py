@@ -1,0 +1,67 @@
+"""The ``similarity`` filter: a paraphrase must still mean roughly what its source meant.
+
+Source and paraphrase are encoded separately by the aligners' frozen sentence encoder
+(all-MiniLM-L6-v2 by default); a sentence's vector is the mean of its word vectors, and
+the paraphrase is dropped when the cosine of the two vectors is below ``floor``. This is
+the meaning-preservation counterpart of the ``novelty`` filter: together they keep
+paraphrases that are different in form but not in meaning (Wieting et al. 2017 filter
+back-translations by overlap; Culkin et al. 2021 keep the decoder's and the aligner's
+scores, neither of which compares whole sentences).
+
+Every output of one source is compared with the same source vector, so source vectors
+are cached (by tokens). torch is imported on the first check, not at import time.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, ClassVar
+
+from pydantic import Field
+
+from spanaug_aligners.encoder import DEFAULT_ENCODER, Encoder
+from spanaug_core.protocols import ComponentConfig, FilterContext
+from spanaug_core.types import Augmented
+
+if TYPE_CHECKING:
+    import torch
+
+# A run visits a chunk of sources (64 by default) round after round; this holds many chunks.
+_CACHED_SOURCES = 4096
+
+
+class SimilarityFilter:
+    """Keep paraphrases whose encoder cosine with the source sentence is at least a floor."""
+
+    name: ClassVar[str] = "similarity"
+
+    class Config(ComponentConfig):
+        floor: float = Field(default=0.7, ge=-1.0, le=1.0, description="smallest cosine kept")
+        encoder: str = Field(default=DEFAULT_ENCODER, description="encoder preset name or local folder")
+        device: str = Field(default="cpu", description="torch device")
+
+    def __init__(self, config: Config) -> None:
+        self.config = config
+        self._encoder: Encoder | None = None
+        self._sources: dict[tuple[str, ...], torch.Tensor] = {}
+
+    def similarity(self, source: tuple[str, ...], paraphrase: tuple[str, ...]) -> float:
+        """Cosine of the mean word vectors of two token sequences."""
+        import torch
+
+        if self._encoder is None:
+            self._encoder = Encoder(self.config.encoder, device=self.config.device)
+        cached = self._sources.get(source)
+        # With a cached source the paraphrase is encoded next to an empty sentence (a
+        # two-token pass) rather than next to the source again.
+        ((words, source_words),) = self._encoder.encode([(paraphrase, () if cached is not None else source)], joint=False)
+        if cached is None:
+            if len(self._sources) >= _CACHED_SOURCES:
+                self._sources.pop(next(iter(self._sources)))
+            cached = self._sources[source] = source_words.mean(0)
+        return float(torch.nn.functional.cosine_similarity(words.mean(0), cached, dim=0))
+
+    def check(self, record: Augmented, context: FilterContext) -> str | None:
+        cosine = self.similarity(context.source.tokens, record.tokens)
+        if cosine < self.config.floor:
+            return f"similarity {cosine:.3f} < {self.config.floor:g}"
+        return None

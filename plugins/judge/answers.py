@@ -1,0 +1,183 @@
+"""Collected answers -> one judgment per item, acceptance rates per kind, and agreement.
+
+Answer files come from the page (JSON lines: ``{"export", "annotator"}`` first, then one
+``{"item", "score"}`` per rated sentence) or, as CSV with the columns
+``annotator,item,score``, from anywhere else (a crowdsourcing platform's results, a
+spreadsheet). After Culkin et al. 2021 §6.1 an item's judgments are averaged and a mean
+of at least 50 accepts it. Agreement is Fleiss' kappa over the single judgments' accept
+decisions (score >= 50), computed on the items that got the most common number of
+judgments, since kappa needs the same number for every item. The system items become the
+judgments file that ``spanaug train filter`` reads (see spanaug_filters.judgments).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from collections import Counter
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from spanaug_core.errors import DataError
+from spanaug_core.text import detokenize
+from spanaug_judge.agreement import fleiss_kappa
+from spanaug_judge.tasks import KINDS, Item, TaskSet, jsonl_objects
+
+ACCEPT = 50.0
+CSV_COLUMNS = ("annotator", "item", "score")
+
+
+@dataclass(frozen=True)
+class Answer:
+    """One annotator's score for one item, and where it was read."""
+
+    annotator: str
+    item: str
+    score: float
+    path: Path
+    line: int
+
+
+@dataclass(frozen=True)
+class ItemResult:
+    """An item with every judgment it got (``(annotator, score)`` pairs)."""
+
+    item: Item
+    judgments: tuple[tuple[str, float], ...]
+
+    @property
+    def mean(self) -> float:
+        return sum(score for _, score in self.judgments) / len(self.judgments)
+
+    @property
+    def accepted(self) -> bool:
+        return self.mean >= ACCEPT
+
+
+@dataclass(frozen=True)
+class Agreement:
+    """Fleiss' kappa of accept decisions over ``items`` items with ``raters`` judgments each."""
+
+    kappa: float
+    items: int
+    raters: int
+    unanimous: float
+
+
+def _jsonl_rows(path: Path, export: str) -> Iterator[tuple[int, Any, Any, Any]]:
+    annotator = None
+    for lineno, obj in jsonl_objects(path):
+        if not isinstance(obj, dict):
+            raise DataError(f"expected a JSON object, got {type(obj).__name__}", path, lineno)
+        if annotator is None:
+            if "export" not in obj or not isinstance(obj.get("annotator"), str) or not obj["annotator"].strip():
+                raise DataError('expected the header {"export": ..., "annotator": ...} that the page writes first', path, lineno)
+            if obj["export"] != export:
+                raise DataError(f"these answers are for export {obj['export']!r}, the tasks are export {export!r}", path, lineno)
+            annotator = obj["annotator"].strip()
+            continue
+        if set(obj) != {"item", "score"}:
+            raise DataError(f'expected {{"item": ..., "score": ...}}, got the keys {sorted(obj)}', path, lineno)
+        yield lineno, annotator, obj["item"], obj["score"]
+    if annotator is None:
+        raise DataError("holds no answers", path)
+
+
+def _csv_rows(path: Path) -> Iterator[tuple[int, Any, Any, Any]]:
+    with path.open(encoding="utf-8-sig", newline="") as fh:
+        reader = csv.DictReader(fh)
+        missing = [c for c in CSV_COLUMNS if c not in (reader.fieldnames or ())]
+        if missing:
+            raise DataError(f"the header lacks {', '.join(missing)} (expected the columns {','.join(CSV_COLUMNS)})", path, 1)
+        for row in reader:
+            annotator = (row["annotator"] or "").strip()
+            if not annotator:
+                raise DataError("empty annotator", path, reader.line_num)
+            try:
+                score = float(row["score"])
+            except (TypeError, ValueError):
+                raise DataError(f"score {row['score']!r} is not a number", path, reader.line_num) from None
+            yield reader.line_num, annotator, row["item"], score
+
+
+def read_answers(path: Path, tasks: TaskSet) -> list[Answer]:
+    """The answers of one file (``.csv``, else the page's JSON lines), checked against the tasks."""
+    path = Path(path)
+    items = tasks.items()
+    rows = _csv_rows(path) if path.suffix.lower() == ".csv" else _jsonl_rows(path, tasks.export)
+    answers = []
+    for lineno, annotator, item, score in rows:
+        if item not in items:
+            raise DataError(f"item {item!r} is not one of the {len(items)} items of export {tasks.export}", path, lineno)
+        if isinstance(score, bool) or not isinstance(score, (int, float)) or not 0 <= score <= 100:
+            raise DataError(f"score {score!r} of item {item} is not a number from 0 to 100", path, lineno)
+        answers.append(Answer(annotator, item, float(score), path, lineno))
+    return answers
+
+
+def aggregate(tasks: TaskSet, answers: Iterable[Answer]) -> list[ItemResult]:
+    """Every item judged at least once, in task order; one annotator judging an item twice is an error."""
+    seen: dict[tuple[str, str], Answer] = {}
+    by_item: dict[str, list[tuple[str, float]]] = {}
+    for answer in answers:
+        first = seen.setdefault((answer.annotator, answer.item), answer)
+        if first is not answer:
+            raise DataError(
+                f"annotator {answer.annotator!r} rated item {answer.item} again (first at {first.path}:{first.line})",
+                answer.path, answer.line,
+            )
+        by_item.setdefault(answer.item, []).append((answer.annotator, answer.score))
+    return [ItemResult(item, tuple(by_item[item.item])) for task in tasks.tasks for item in task.items if item.item in by_item]
+
+
+def summarize(tasks: TaskSet, results: Sequence[ItemResult]) -> dict[str, dict[str, float]]:
+    """Per kind: items exported, items judged, mean score and acceptance rate (of judged items)."""
+    exported = Counter(item.kind for task in tasks.tasks for item in task.items)
+    summary = {}
+    for kind in KINDS:
+        judged = [r for r in results if r.item.kind == kind]
+        summary[kind] = {
+            "items": float(exported[kind]),
+            "judged": float(len(judged)),
+            "mean": sum(r.mean for r in judged) / len(judged) if judged else math.nan,
+            "acceptance": sum(r.accepted for r in judged) / len(judged) if judged else math.nan,
+        }
+    return summary
+
+
+def agreement(results: Sequence[ItemResult]) -> Agreement | None:
+    """Kappa over the items with the most common number (>= 2) of judgments; None when there are none."""
+    sizes = Counter(len(r.judgments) for r in results if len(r.judgments) >= 2)
+    if not sizes:
+        return None
+    raters = max(sizes, key=lambda n: (sizes[n], n))
+    table = []
+    for r in results:
+        if len(r.judgments) == raters:
+            accepts = sum(score >= ACCEPT for _, score in r.judgments)
+            table.append([accepts, raters - accepts])
+    unanimous = sum(max(row) == raters for row in table) / len(table)
+    return Agreement(fleiss_kappa(table), len(table), raters, unanimous)
+
+
+def write_judgments(results: Iterable[ItemResult], path: Path) -> int:
+    """Write the judged system items as the judgments JSONL that ``spanaug train filter`` reads."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    count = 0
+    with path.open("w", encoding="utf-8") as fh:
+        for r in results:
+            item = r.item
+            if item.kind != "system":
+                continue
+            line = {
+                "id": item.source, "item": item.item, "iteration": item.iteration, "scores": item.scores,
+                "accepted": r.accepted, "mean": round(r.mean, 4),
+                "judgments": [{"annotator": a, "score": s} for a, s in r.judgments],
+                "label": item.label, "span": list(item.span), "text": detokenize(item.tokens),
+            }
+            fh.write(json.dumps(line, ensure_ascii=False) + "\n")
+            count += 1
+    return count

@@ -1,0 +1,143 @@
+"""``spanaug judge export`` and ``spanaug judge import``: human judgments of a run's outputs.
+
+Export turns a run's augmented.jsonl into tasks (each output among gold controls) and
+writes the annotators' page, a CSV of the same tasks and the key; import reads the
+answer files back, prints acceptance rates per kind and agreement, and writes the
+judgments file that ``spanaug train filter`` learns from. Gold controls come from
+``--gold`` or, when the run's manifest records its dataset, from the run's own input.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import click
+
+from spanaug_core.console import err_console, note, out_console
+from spanaug_core.errors import DataError, SpanaugError
+from spanaug_core.types import Example
+
+EXISTING = click.Path(exists=True, dir_okay=False, path_type=Path)
+
+
+def _warn(message: str) -> None:
+    err_console.print(f"[bold yellow]warning:[/] {message}", markup=True, soft_wrap=True)
+
+
+def _controls(run_dir: Path, gold: Path | None, manifest: dict[str, Any]) -> tuple[list[Example], str | None]:
+    """The gold examples to draw controls from, and where they came from (None: there are none)."""
+    from spanaug_core.plugins import default_registry
+
+    registry = default_registry()
+    if gold is not None:
+        return list(registry.create("dataset", "jsonl").read(gold)), str(gold)
+    dataset = manifest.get("config", {}).get("dataset")
+    if not dataset:
+        _warn(f"no gold to draw controls from: {run_dir} has no manifest.json naming its dataset and no --gold was "
+              "given; exporting system outputs alone (no in-frame / out-of-frame controls)")
+        return [], None
+    options = {k: v for k, v in dataset.items() if k != "name"}
+    source = manifest["config"].get("input")
+    where = f"{dataset['name']} dataset" + (f" {source}" if source else " (its default data)")
+    try:
+        examples = list(registry.create("dataset", dataset["name"], **options).read(Path(source) if source else None))
+    except SpanaugError as exc:
+        _warn(f"no gold to draw controls from: the run's source examples ({where}) cannot be read ({exc}); "
+              "pass --gold FILE, or accept system outputs alone (exported now)")
+        return [], None
+    return examples, where
+
+
+@click.group("judge")
+def judge_group() -> None:
+    """Human judgments of a run's outputs: export tasks for annotators, import their answers.
+
+    The tasks follow Culkin et al. 2021, §6.1: each output hidden among gold controls.
+    """
+
+
+@judge_group.command("export")
+@click.argument("run_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--output", required=True, type=click.Path(file_okay=False, path_type=Path), help="folder for judge.html, tasks.csv and tasks.json")
+@click.option("--per-item", type=click.IntRange(min=1), default=3, show_default=True,
+              help="judgments wanted per item, i.e. annotators per task (import checks it; kappa uses it)")
+@click.option("--gold", type=EXISTING, help="gold examples JSONL for the controls (default: the run's input, if its manifest records it)")
+@click.option("--sample", type=click.IntRange(min=1), help="judge a seeded sample of N records (default: all)")
+@click.option("--seed", default=0, show_default=True, help="seed of the sample, the controls and the order of items")
+@click.option("--force", is_flag=True, help="overwrite an earlier export in --output (its answers will no longer match)")
+def export_command(run_dir: Path, output: Path, per_item: int, gold: Path | None, sample: int | None, seed: int, force: bool) -> None:
+    """Write judgment tasks for RUN_DIR/augmented.jsonl: a static page, a CSV and the key (tasks.json)."""
+    from spanaug_judge.tasks import CSV_FILE, PAGE_FILE, TASKS_FILE, build_tasks, read_records, write_export
+
+    if (output / TASKS_FILE).exists() and not force:
+        raise SpanaugError(f"{output} already holds an export ({TASKS_FILE}); answers belong to it. Choose another --output or pass --force")
+    augmented = run_dir / "augmented.jsonl"
+    if not augmented.is_file():
+        raise DataError("expected a run folder with augmented.jsonl", path=run_dir)
+    manifest_path = run_dir / "manifest.json"
+    manifest = {}
+    if manifest_path.is_file():
+        try:
+            manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as exc:
+            raise DataError(f"invalid JSON ({exc.msg})", manifest_path, exc.lineno) from None
+    records = read_records(augmented)
+    examples, controls = _controls(run_dir, gold, manifest)
+    rewrite_roles = manifest.get("config", {}).get("rewrite_roles", ["target"])
+    if controls is not None and not any(span.role in rewrite_roles for e in examples for span in e.spans):
+        _warn(f"the gold examples ({controls}) have no span with a rewritten role ({', '.join(rewrite_roles)}); exporting system outputs alone")
+        controls = None
+    tasks, stats = build_tasks(records, examples if controls else [], rewrite_roles, per_item, seed, sample, str(run_dir), controls)
+    write_export(tasks, output)
+    if stats.no_span:
+        note(f"skipped {stats.no_span} of {stats.records} records without exactly one rewritten span (role {', '.join(rewrite_roles)})")
+    for kind, count in sorted(stats.missing.items()):
+        if count:
+            _warn(f"{count} of {len(tasks.tasks)} tasks have no {kind} control (the gold has none that fits)")
+    items = sum(len(t.items) for t in tasks.tasks)
+    note(f"export {tasks.export}: {len(tasks.tasks)} tasks, {items} sentences, {per_item} judgments wanted per item; "
+         f"controls from {controls or 'nowhere'}")
+    note(f"give {output / PAGE_FILE} (or {output / CSV_FILE} on a crowdsourcing platform) to the annotators; "
+         f"keep {output / TASKS_FILE}: it is the key for `spanaug judge import`")
+
+
+@judge_group.command("import")
+@click.argument("answers", nargs=-1, required=True, type=EXISTING)
+@click.option("--tasks", "tasks_dir", required=True, type=click.Path(exists=True, file_okay=False, path_type=Path), help="the folder `spanaug judge export` wrote")
+@click.option("--output", required=True, type=click.Path(dir_okay=False, path_type=Path), help="judgments JSONL to write (what `spanaug train filter` reads)")
+def import_command(answers: tuple[Path, ...], tasks_dir: Path, output: Path) -> None:
+    """Aggregate answer files (.jsonl from the page, or .csv annotator,item,score) into judgments."""
+    from rich.table import Table
+
+    from spanaug_judge.answers import agreement, aggregate, read_answers, summarize, write_judgments
+    from spanaug_judge.tasks import read_export
+
+    tasks = read_export(tasks_dir)
+    results = aggregate(tasks, [a for path in answers for a in read_answers(path, tasks)])
+    summary = summarize(tasks, results)
+    table = Table(title=f"judgments of export {tasks.export} ({len(answers)} answer files)")
+    table.add_column("kind", justify="left")
+    for col in ("items", "judged", "mean score", "accepted"):
+        table.add_column(col, justify="right")
+    for kind, row in summary.items():
+        if row["items"]:
+            shown = ("-", "-") if math.isnan(row["mean"]) else (f"{row['mean']:.1f}", f"{row['acceptance'] * 100:.1f}%")
+            table.add_row(kind, str(int(row["items"])), str(int(row["judged"])), *shown)
+    out_console.print(table)
+    for name, subset in (("system items", [r for r in results if r.item.kind == "system"]), ("all items", results)):
+        found = agreement(subset)
+        if found is None:
+            out_console.print(f"Fleiss' kappa ({name}): n/a (no item has two judgments)")
+        else:
+            kappa = "n/a (every judgment in one category)" if math.isnan(found.kappa) else f"{found.kappa:.4f}"
+            out_console.print(f"Fleiss' kappa ({name}, accept = score >= 50): {kappa} over {found.items} items with "
+                              f"{found.raters} judgments each; unanimous on {found.unanimous * 100:.1f}%")
+    short = sum(len(r.judgments) < tasks.judgments_per_item for r in results)
+    unjudged = sum(len(t.items) for t in tasks.tasks) - len(results)
+    if short or unjudged:
+        _warn(f"{short} items have fewer than the {tasks.judgments_per_item} judgments wanted and {unjudged} have none")
+    count = write_judgments(results, output)
+    note(f"wrote {count} judged system outputs to {output}")

@@ -1,0 +1,260 @@
+"""Judgment tasks after Culkin et al. 2021 §6.1: each system output hidden among gold controls.
+
+A task names one label (a FrameNet frame, an entity type...) and shows up to three
+sentences, each with a highlighted span, to be rated 0-100 for how well the highlighted
+words, in context, evoke the label: the system output (the rewritten span of an augmented
+record), a gold *in-frame* sentence (same label, another trigger or LU) and a gold
+*out-of-frame* sentence (another label), in a seeded random order. The controls ground
+the scores of system outputs and show whether annotators understood the task (in the
+paper, gold in-frame sentences were accepted 95% of the time, out-of-frame ones 7%).
+
+An export is a folder: ``tasks.json`` (the key: every item's kind and where it came from;
+never shown to annotators), ``judge.html`` (the static page annotators fill in) and
+``tasks.csv`` (the same tasks for a crowdsourcing platform). Its id, a digest of the
+tasks, ties answer files to it.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import html
+import json
+import random
+from collections import defaultdict
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, get_args
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from spanaug_core.errors import DataError
+from spanaug_core.text import detokenize
+from spanaug_core.types import Augmented, Example, Span
+
+TASKS_FILE = "tasks.json"
+PAGE_FILE = "judge.html"
+CSV_FILE = "tasks.csv"
+Kind = Literal["system", "in-frame", "out-of-frame"]
+KINDS: tuple[Kind, ...] = get_args(Kind)
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Item(_Frozen):
+    """One sentence to rate: ``source`` is the record id (system) or the gold example id (controls)."""
+
+    item: str
+    kind: Kind
+    source: str
+    tokens: tuple[str, ...]
+    span: tuple[int, int]
+    label: str
+    iteration: int | None = None
+    scores: dict[str, float] = {}
+
+    def highlighted(self) -> tuple[str, str, str]:
+        """The sentence as text before, inside and after the highlighted span."""
+        return highlight(self.tokens, self.span)
+
+
+class Task(_Frozen):
+    """One screen of the page: the label every item of the task is judged against."""
+
+    task: str
+    label: str
+    items: tuple[Item, ...]
+
+
+class TaskSet(_Frozen):
+    """Everything an export knows; ``export`` is the digest that answer files must carry."""
+
+    export: str
+    run: str
+    controls: str | None
+    judgments_per_item: int
+    seed: int
+    tasks: tuple[Task, ...]
+
+    def items(self) -> dict[str, Item]:
+        """Every item by its id."""
+        return {item.item: item for task in self.tasks for item in task.items}
+
+
+@dataclass
+class ExportStats:
+    """What ``build_tasks`` could not do, for the command to report."""
+
+    records: int = 0
+    no_span: int = 0
+    missing: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+
+
+@dataclass(frozen=True)
+class _Gold:
+    example_id: str
+    tokens: tuple[str, ...]
+    span: Span
+
+
+def _trigger(tokens: Sequence[str], span: Span) -> str:
+    return detokenize(tokens[span.start : span.end]).lower()
+
+
+def _another_trigger(gold: _Gold, tokens: Sequence[str], span: Span) -> bool:
+    """Whether a gold span uses another word than the system's and, where both name one, another LU."""
+    lu, gold_lu = span.attrs.get("lu"), gold.span.attrs.get("lu")
+    return _trigger(gold.tokens, gold.span) != _trigger(tokens, span) and (lu is None or gold_lu is None or lu != gold_lu)
+
+
+class _GoldIndex:
+    """Gold spans with a rewritten role, by label, to draw controls from."""
+
+    def __init__(self, examples: Iterable[Example], rewrite_roles: Sequence[str]) -> None:
+        self.by_label: dict[str, list[_Gold]] = defaultdict(list)
+        for example in examples:
+            for span in example.spans:
+                if span.role in rewrite_roles:
+                    self.by_label[span.label].append(_Gold(example.id, example.tokens, span))
+        self.labels = sorted(self.by_label)
+
+    def draw(self, record: Augmented, span: Span, rng: random.Random) -> list[tuple[Kind, _Gold]]:
+        """An in-frame and an out-of-frame control for a record's span, each where the gold has one."""
+        drawn: list[tuple[Kind, _Gold]] = []
+        same = [g for g in self.by_label.get(span.label, ()) if g.example_id != record.source_id and _another_trigger(g, record.tokens, span)]
+        if same:
+            drawn.append(("in-frame", rng.choice(same)))
+        # A label first, then a sentence of it: frequent labels do not crowd out the others.
+        others = [label for label in self.labels if label != span.label]
+        if others:
+            pool = [g for g in self.by_label[rng.choice(others)] if g.example_id != record.source_id]
+            if pool:
+                drawn.append(("out-of-frame", rng.choice(pool)))
+        return drawn
+
+
+def highlight(tokens: Sequence[str], span: tuple[int, int]) -> tuple[str, str, str]:
+    """``tokens`` as detokenized text split around ``tokens[start:end]`` (spaces stay outside the span)."""
+    # The detokenizer decides each space from earlier tokens only, so the text of a
+    # prefix of the tokens is a prefix of the sentence's text.
+    start, end = span
+    before, upto, full = detokenize(tokens[:start]), detokenize(tokens[:end]), detokenize(tokens)
+    inside = upto[len(before) :]
+    lead = len(inside) - len(inside.lstrip())
+    return before + inside[:lead], inside[lead:], full[len(upto) :]
+
+
+def problem(exc: ValidationError) -> str:
+    """The first problem pydantic found, as ``field: message``."""
+    first = exc.errors()[0]
+    where = ".".join(str(part) for part in first["loc"])
+    return f"{where}: {first['msg']}" if where else first["msg"]
+
+
+def jsonl_objects(path: Path) -> Iterator[tuple[int, Any]]:
+    """``(line number, decoded object)`` of every non-blank line; invalid JSON names the line."""
+    with Path(path).open(encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, 1):
+            if line.strip():
+                try:
+                    yield lineno, json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise DataError(f"invalid JSON ({exc.msg} at column {exc.colno})", path, lineno) from None
+
+
+def read_records(path: Path) -> list[Augmented]:
+    """The augmented records of a run's ``augmented.jsonl``."""
+    records = []
+    for lineno, obj in jsonl_objects(path):
+        try:
+            records.append(Augmented.model_validate(obj))
+        except ValidationError as exc:
+            raise DataError(f"not an augmented record ({problem(exc)})", path, lineno) from None
+    return records
+
+
+def rewritten_span(record: Augmented, rewrite_roles: Sequence[str]) -> Span | None:
+    """The span a record's paraphrase rewrote: its one span with a rewritten role (None when not exactly one)."""
+    found = [span for span in record.spans if span.role in rewrite_roles]
+    return found[0] if record.target is not None and len(found) == 1 else None
+
+
+def build_tasks(
+    records: Sequence[Augmented],
+    gold: Iterable[Example],
+    rewrite_roles: Sequence[str] = ("target",),
+    judgments_per_item: int = 3,
+    seed: int = 0,
+    sample: int | None = None,
+    run: str = "",
+    controls: str | None = None,
+) -> tuple[TaskSet, ExportStats]:
+    """One task per record (all, or a seeded sample), each with the controls the gold allows.
+
+    Gold spans are the spans of ``gold`` examples with a rewritten role; a control never
+    comes from the record's own source sentence.
+    """
+    rng = random.Random(seed)
+    index = _GoldIndex(gold, rewrite_roles)
+    chosen = range(len(records))
+    if sample is not None and sample < len(records):
+        chosen = sorted(rng.sample(chosen, sample))
+    stats = ExportStats(records=len(chosen))
+    tasks = []
+    width = len(str(len(chosen)))
+    for record in (records[i] for i in chosen):
+        span = rewritten_span(record, rewrite_roles)
+        if span is None:
+            stats.no_span += 1
+            continue
+        number = f"t{len(tasks) + 1:0{width}d}"
+        drawn = index.draw(record, span, rng)
+        if index.labels:
+            for kind in ("in-frame", "out-of-frame"):
+                stats.missing[kind] += all(k != kind for k, _ in drawn)
+        items = [
+            dict(kind="system", source=record.id, tokens=record.tokens, span=(span.start, span.end), label=span.label,
+                 iteration=record.iteration, scores=record.scores),
+            *(dict(kind=kind, source=g.example_id, tokens=g.tokens, span=(g.span.start, g.span.end), label=g.span.label)
+              for kind, g in drawn),
+        ]
+        rng.shuffle(items)
+        tasks.append(Task(task=number, label=span.label,
+                          items=tuple(Item(item=f"{number}-{k}", **item) for k, item in enumerate(items, 1))))
+    body = {"run": run, "controls": controls, "judgments_per_item": judgments_per_item, "seed": seed,
+            "tasks": [t.model_dump(mode="json") for t in tasks]}
+    export = hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()[:12]
+    return TaskSet(export=export, **body), stats
+
+
+def write_export(tasks: TaskSet, folder: Path) -> None:
+    """Write ``tasks.json``, ``judge.html`` and ``tasks.csv`` into ``folder``."""
+    from spanaug_judge.page import render_page
+
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / TASKS_FILE).write_text(tasks.model_dump_json(indent=1) + "\n", encoding="utf-8")
+    (folder / PAGE_FILE).write_text(render_page(tasks), encoding="utf-8")
+    slots = max((len(t.items) for t in tasks.tasks), default=1)
+    with (folder / CSV_FILE).open("w", encoding="utf-8", newline="") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(["export", "task", "label", *(f"{col}{k}" for k in range(1, slots + 1) for col in ("item", "sentence", "trigger"))])
+        for task in tasks.tasks:
+            cells = []
+            for item in task.items:
+                before, inside, after = item.highlighted()
+                cells += [item.item, f"{html.escape(before)}<mark>{html.escape(inside)}</mark>{html.escape(after)}", inside]
+            writer.writerow([tasks.export, task.task, task.label, *cells, *[""] * (3 * (slots - len(task.items)))])
+
+
+def read_export(folder: Path) -> TaskSet:
+    """The tasks an export folder holds."""
+    path = folder / TASKS_FILE
+    if not path.is_file():
+        raise DataError(f"no {TASKS_FILE} here (expected a folder written by `spanaug judge export`)", path=folder)
+    try:
+        return TaskSet.model_validate_json(path.read_text(encoding="utf-8"))
+    except ValidationError as exc:
+        raise DataError(f"not a task file of `spanaug judge export` ({problem(exc)})", path=path) from None
