@@ -85,10 +85,17 @@ class Encoder:
             if joint:
                 vectors = self._encode_batch(first, second)
             else:
-                vectors = [(s, t) for (s, _), (t, _) in zip(self._encode_batch(first, None), self._encode_batch(second, None))]
+                vectors = list(zip(self.encode_sentences(first, batch_size), self.encode_sentences(second, batch_size)))
             for k, v in zip(rows, vectors):
                 out[k] = v
         return out  # type: ignore[return-value]
+
+    def encode_sentences(self, sentences: Sequence[Sequence[str]], batch_size: int = 32) -> list[torch.Tensor]:
+        """Word vectors (n, dim) of each sentence, encoded alone."""
+        out: list[torch.Tensor] = []
+        for i in range(0, len(sentences), batch_size):
+            out += [words for words, _ in self._encode_batch([list(s) for s in sentences[i : i + batch_size]], None)]
+        return out
 
     def _encode_batch(
         self, first: list[list[str]], second: list[list[str]] | None

@@ -51,13 +51,11 @@ class SimilarityFilter:
         if self._encoder is None:
             self._encoder = Encoder(self.config.encoder, device=self.config.device)
         cached = self._sources.get(source)
-        # With a cached source the paraphrase is encoded next to an empty sentence (a
-        # two-token pass) rather than next to the source again.
-        ((words, source_words),) = self._encoder.encode([(paraphrase, () if cached is not None else source)], joint=False)
         if cached is None:
             if len(self._sources) >= _CACHED_SOURCES:
                 self._sources.pop(next(iter(self._sources)))
-            cached = self._sources[source] = source_words.mean(0)
+            cached = self._sources[source] = self._encoder.encode_sentences([source])[0].mean(0)
+        (words,) = self._encoder.encode_sentences([paraphrase])
         return float(torch.nn.functional.cosine_similarity(words.mean(0), cached, dim=0))
 
     def check(self, record: Augmented, context: FilterContext) -> str | None:

@@ -98,10 +98,10 @@ def test_similarity_encodes_each_source_once(tiny_encoder, monkeypatch) -> None:
     f = SimilarityFilter(SimilarityFilter.Config(encoder=str(tiny_encoder)))
     f.similarity(source, tuple("the dog sat .".split()))
     calls = []
-    encode = Encoder.encode
-    monkeypatch.setattr(Encoder, "encode", lambda self, pairs, **kw: calls.append(pairs) or encode(self, pairs, **kw))
+    encode = Encoder.encode_sentences
+    monkeypatch.setattr(Encoder, "encode_sentences", lambda self, sents, **kw: calls.append(sents) or encode(self, sents, **kw))
     assert f.similarity(source, para) == pytest.approx(expected, abs=1e-5)
-    assert calls == [[(para, ())]]
+    assert calls == [[para]]
 
 
 def test_similarity_loads_its_encoder_on_first_use(tmp_path) -> None:
