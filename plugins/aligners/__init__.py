@@ -26,7 +26,7 @@ def register_commands(cli: Any) -> None:
     from spanaug_aligners import cli as commands
 
     cli.commands["train"].add_command(commands.train_aligner)
-    cli.commands["eval"].add_command(commands.eval_aligner)
+    cli.commands["eval"].add_command(commands.eval_align)
     cli.commands["convert"].add_command(commands.convert_word_alignments)
     cli.add_command(commands.align_command)
     cli.add_command(commands.make_align_data)

@@ -1,6 +1,6 @@
 """The aligner plugin's commands: train, evaluate and run aligners, make and convert their data.
 
-``spanaug train aligner``, ``spanaug eval aligner``, ``spanaug convert word-alignments``,
+``spanaug train aligner``, ``spanaug eval align``, ``spanaug convert word-alignments``,
 ``spanaug align`` and ``spanaug make-align-data``. Commands only parse options, call the
 library functions of the sibling modules and render results; heavy imports wait until a
 command runs so that ``spanaug --help`` stays fast.
@@ -43,13 +43,13 @@ def _prediction(pair: Any, alignment: Any) -> dict[str, Any]:
     return obj
 
 
-@click.command("aligner")
+@click.command("align")
 @click.option("--aligner", "name", required=True, help="aligner name (see `spanaug list`)")
 @click.option("--gold", required=True, type=EXISTING, help="span-alignment JSONL with gold_span")
 @click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="an option of the aligner")
 @click.option("--output", type=PATH, help="write each item with pred_span, score and candidates")
 @click.option("--metrics", type=PATH, help="write the scores as JSON")
-def eval_aligner(name: str, gold: Path, sets: tuple[str, ...], output: Path | None, metrics: Path | None) -> None:
+def eval_align(name: str, gold: Path, sets: tuple[str, ...], output: Path | None, metrics: Path | None) -> None:
     """Exact and soft span P/R/F1 of an aligner on gold items, overall and per kind, and pairs/s."""
     from rich.table import Table
 

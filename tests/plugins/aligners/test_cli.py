@@ -33,7 +33,7 @@ def _items(path):
 
 def test_eval_and_align(spanaug, tmp_path, capsys):
     gold = _items(tmp_path / "gold.jsonl")
-    assert spanaug("eval", "aligner", "--aligner", "string-match", "--gold", gold, "--output", tmp_path / "p.jsonl",
+    assert spanaug("eval", "align", "--aligner", "string-match", "--gold", gold, "--output", tmp_path / "p.jsonl",
                    "--metrics", tmp_path / "m.json") == 0
     assert "identical" in capsys.readouterr().out
     scores = json.loads((tmp_path / "m.json").read_text())["scores"]
@@ -48,7 +48,7 @@ def test_eval_and_align(spanaug, tmp_path, capsys):
 def test_bad_input_is_one_error_line(spanaug, tmp_path, capsys):
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"id": 1}\n')
-    assert spanaug("eval", "aligner", "--aligner", "string-match", "--gold", bad) == 2
+    assert spanaug("eval", "align", "--aligner", "string-match", "--gold", bad) == 2
     assert "bad.jsonl:1" in capsys.readouterr().err
 
 
