@@ -8,7 +8,7 @@ constraints: time ratio and top-1 agreement. Every run also reports constraint
 satisfaction (every returned candidate must satisfy its constraints: 100%).
 
     .venv/bin/python bench/decoder.py --model smollm2-135m-instruct --beam 4 --max-length 24 --nbest 3 --write
-    .venv/bin/python bench/decoder.py --model qwen2.5-coder-1.5b-instruct --sentences 5 --beam 2 --max-length 20 --nbest 2 --write
+    .venv/bin/python bench/decoder.py --model qwen2.5-coder-1.5b-instruct --beam 4 --max-length 24 --nbest 3 --write
 
 Figures go to stdout and, with ``--write``, replace this model's section of docs/benchmarks.md.
 """
