@@ -79,7 +79,8 @@ class Adapter(ABC):
         return out
 
     def decode(self, ids: Sequence[int]) -> str:
-        return self.tokenizer.decode(list(ids), skip_special_tokens=True).strip()
+        """The paraphrase text of generated ids: special tokens dropped, cut at the first line break."""
+        return self.tokenizer.decode(list(ids), skip_special_tokens=True).split("\n", 1)[0].strip()
 
 
 class Seq2SeqAdapter(Adapter):
@@ -134,7 +135,12 @@ class ChatAdapter(Adapter):
     """
 
     def __init__(self, model: Any, tokenizer: Any, end_ids: Sequence[int], system: str, prompt: str) -> None:
-        super().__init__(model, tokenizer, end_ids)
+        # The answer is one line: a token with a line break ends it as the end-of-turn token
+        # does. Otherwise a model whose end is held back (a positive constraint not yet met)
+        # runs on into an invented next turn ("\nHuman: ...") and places the constraint there.
+        pieces = tokenizer.batch_decode([[i] for i in range(len(tokenizer))])
+        breaks = [i for i, piece in enumerate(pieces) if "\n" in piece]
+        super().__init__(model, tokenizer, [*end_ids, *breaks])
         if "{text}" not in prompt:
             raise ConfigError(f"the prompt template must contain {{text}} (got {prompt!r})")
         self.system, self.prompt = system, prompt

@@ -96,7 +96,11 @@ class _HFDecoder(ABC):
 
     @abstractmethod
     def _decode_batch(self, batch: list[DecodeRequest]) -> list[list[tuple[tuple[int, ...], float, int]]]:
-        """Per request, finished hypotheses as (token ids, logprob, length), best first."""
+        """Per request, finished hypotheses as (token ids, logprob, length), best first.
+
+        The ids include the end token that finished a hypothesis (``Adapter.decode`` drops
+        special tokens and cuts at the line break).
+        """
 
     def _checked(self, constraints: Constraints, hyps: list[tuple[tuple[int, ...], float, int]], nbest: int) -> list[Candidate]:
         cs = self.config.case_sensitive
@@ -152,7 +156,7 @@ class VDBADecoder(_HFDecoder):
             positive = [PositiveTrie.from_alternatives(self.encode(r.constraints.include)) for r in group]
             negative = [NegativeTrie([v for alts in self.encode(r.constraints.avoid) for v in alts]) for r in group]
             found = search(self.adapter.start(texts), positive, negative, self.adapter.end_ids, options)
-            out.extend([(h.tokens, h.logprob, h.length) for h in hyps] for hyps in found)
+            out.extend([(h.output, h.logprob, h.length) for h in hyps] for hyps in found)
         return out
 
 
@@ -208,11 +212,11 @@ class HFBeamDecoder(_HFDecoder):
                     ids: list[int] = []
                     ended = False
                     for tok in out.sequences[r, first:].tolist():
+                        ids.append(tok)  # an end token too: it may carry text before a line break
                         if tok in adapter.end_ids:
                             ended = True
                             break
-                        ids.append(tok)
-                    length = len(ids) + int(ended)
+                    length = len(ids)
                     norm = float(out.sequences_scores[r])
                     hyps.append((tuple(ids), norm * max(length, 1) ** self.config.length_penalty, length))
                 results[i] = hyps

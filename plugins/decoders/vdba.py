@@ -58,6 +58,12 @@ class Hypothesis:
     tokens: tuple[int, ...]
     logprob: float  # sum of the token log-probabilities, end token included
     length: int  # tokens scored, end token included
+    end: int | None = None  # the end token that finished it; None when it stopped at max length
+
+    @property
+    def output(self) -> tuple[int, ...]:
+        """The ids to detokenize: an end token may carry text before its line break (".\n")."""
+        return self.tokens if self.end is None else (*self.tokens, self.end)
 
     def normalized(self, length_penalty: float) -> float:
         return self.logprob / max(self.length, 1) ** length_penalty
@@ -133,7 +139,7 @@ def search(
         done_now = is_end & (torch.arange(order.shape[1], device=device) < k)
         for i, c in done_now.nonzero().tolist():
             row = int(parent[i, c])
-            hyp = Hypothesis(tuple(history[row].tolist()), float(total[i, c]), t + 1)
+            hyp = Hypothesis(tuple(history[row].tolist()), float(total[i, c]), t + 1, int(token[i, c]))
             finished[int(sentence[i])].append(hyp)
             best_finished[i] = max(float(best_finished[i]), hyp.logprob)
 

@@ -135,3 +135,19 @@ def test_word_level_check_removes_what_tokens_missed(llama):
     out = decoder.decode([DecodeRequest(text=SOURCES[0], constraints=Constraints(avoid=(word,)))], nbest=4)
     assert not any(contains_phrase(c.text, word) for c in out[0])
     assert decoder.stats["caught"] > 0
+
+
+def test_a_line_break_ends_a_chat_answer():
+    # A chat model must not run on past its one-line answer into an invented next turn.
+    vocab = {w: i for i, w in enumerate([*SPECIALS, *WORDS, "\n"])}
+    tok = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
+    tok.pre_tokenizer = pre_tokenizers.Whitespace()
+    fast = PreTrainedTokenizerFast(tokenizer_object=tok, pad_token="<pad>", eos_token="</s>", unk_token="<unk>")
+    config = LlamaConfig(vocab_size=len(vocab), hidden_size=16, intermediate_size=32, num_hidden_layers=1,
+                         num_attention_heads=2, num_key_value_heads=1, pad_token_id=PAD, eos_token_id=EOS)
+    adapter = ChatAdapter(LlamaForCausalLM(config), fast, [EOS], system="", prompt="{text}")
+    newline = vocab["\n"]
+    assert adapter.end_ids == sorted([EOS, newline])
+    ids = [vocab["the"], vocab["cat"], newline, vocab["dog"], EOS]
+    assert adapter.decode(ids) == "the cat"
+
