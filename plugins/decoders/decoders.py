@@ -5,7 +5,11 @@ with and without a leading space; case variants come from the expander), decode,
 then check every hypothesis at the word level on its text: one that contains an avoid
 phrase or lacks an include phrase is never returned, and ``stats['caught']`` counts
 what that check removed (what the token-level constraints missed, e.g. a banned word
-produced through another segmentation).
+produced through another segmentation). With ``same_sentences`` (the default) a
+hypothesis with more sentences than its source is not returned either, and
+``stats['extra_sentence']`` counts those: a model whose end is held back until an
+include phrase is placed tends to finish its paraphrase and then write a second
+sentence ("...self-assurance. To paraphrase this, you could say...") to place it.
 
 Scores of a candidate: ``logprob`` is the sum of its token log-probabilities (end token
 included), ``norm_logprob`` = ``logprob / length ** length_penalty`` (``score``, the
@@ -16,6 +20,7 @@ per-token probabilities, a probability-like value in [0, 1].
 from __future__ import annotations
 
 import math
+import re
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from typing import ClassVar, Literal
@@ -25,10 +30,18 @@ from pydantic import Field
 from spanaug_core.errors import ConfigError
 from spanaug_core.protocols import DecoderConfig, ProgressCallback, ProgressEvent
 from spanaug_core.text import contains_phrase, tokenize
-from spanaug_core.types import Candidate, Constraints, DecodeRequest
+from spanaug_core.types import Candidate, DecodeRequest
 from spanaug_decoders.adapters import DEFAULT_PROMPT, DEFAULT_SYSTEM, Adapter, ChatAdapter, load
 
 DEFAULT_MODEL = "qwen2.5-coder-1.5b-instruct"
+
+# A sentence boundary: end punctuation (and closing quotes/brackets), space, then a word.
+_SENTENCE_BREAK = re.compile(r"[.!?][\"'”’)\]]*\s+[\"'“‘(\[]*\w")
+
+
+def sentence_breaks(text: str) -> int:
+    """How many sentence boundaries a text has inside it (0 for one sentence)."""
+    return len(_SENTENCE_BREAK.findall(text))
 
 
 class HFDecoderConfig(DecoderConfig):
@@ -41,6 +54,7 @@ class HFDecoderConfig(DecoderConfig):
     max_length: int | None = Field(default=None, ge=1, description="max generated tokens (default: 2x the longest source + 16)")
     length_penalty: float = Field(default=1.0, description="norm_logprob = logprob / length ** length_penalty")
     case_sensitive: bool = Field(default=False, description="word-level constraint check is case-sensitive")
+    same_sentences: bool = Field(default=True, description="drop hypotheses with more sentences than their source")
     system: str = Field(default=DEFAULT_SYSTEM, description="chat models: system message")
     prompt: str = Field(default=DEFAULT_PROMPT, description="chat models: user message template with {text}")
 
@@ -54,7 +68,7 @@ class _HFDecoder(ABC):
         self.config = config
         self._adapter = adapter
         self.progress: ProgressCallback | None = None
-        self.stats: dict[str, int] = {"hypotheses": 0, "caught": 0}
+        self.stats: dict[str, int] = {"hypotheses": 0, "caught": 0, "extra_sentence": 0}
 
     @property
     def adapter(self) -> Adapter:
@@ -89,7 +103,7 @@ class _HFDecoder(ABC):
         for start in range(0, len(requests), size):
             batch = list(requests[start : start + size])
             for request, hyps in zip(batch, self._decode_batch(batch), strict=True):
-                out.append(self._checked(request.constraints, hyps, nbest))
+                out.append(self._checked(request, hyps, nbest))
             if self.progress is not None:
                 self.progress(ProgressEvent("decode", len(out), len(requests), stats=dict(self.stats)))
         return out
@@ -102,8 +116,9 @@ class _HFDecoder(ABC):
         special tokens and cuts at the line break).
         """
 
-    def _checked(self, constraints: Constraints, hyps: list[tuple[tuple[int, ...], float, int]], nbest: int) -> list[Candidate]:
-        cs = self.config.case_sensitive
+    def _checked(self, request: DecodeRequest, hyps: list[tuple[tuple[int, ...], float, int]], nbest: int) -> list[Candidate]:
+        cs, constraints = self.config.case_sensitive, request.constraints
+        breaks = sentence_breaks(request.text) if self.config.same_sentences else None
         out: list[Candidate] = []
         seen: set[str] = set()
         for ids, logprob, length in hyps:
@@ -116,6 +131,9 @@ class _HFDecoder(ABC):
             met = tuple(p for p in constraints.include if contains_phrase(text, p, cs))
             if banned or len(met) < len(set(constraints.include)):
                 self.stats["caught"] += 1
+                continue
+            if breaks is not None and sentence_breaks(text) > breaks:
+                self.stats["extra_sentence"] += 1
                 continue
             if len(out) < nbest:
                 norm = logprob / max(length, 1) ** self.config.length_penalty

@@ -11,7 +11,7 @@ from spanaug_core.errors import ConfigError
 from spanaug_core.text import contains_phrase
 from spanaug_core.types import Constraints, DecodeRequest
 from spanaug_decoders.adapters import ChatAdapter, Seq2SeqAdapter
-from spanaug_decoders.decoders import HFBeamDecoder, VDBADecoder
+from spanaug_decoders.decoders import HFBeamDecoder, VDBADecoder, sentence_breaks
 from spanaug_decoders.tries import NegativeTrie, PositiveTrie
 from spanaug_decoders.vdba import SearchOptions, search
 
@@ -151,3 +151,19 @@ def test_a_line_break_ends_a_chat_answer():
     ids = [vocab["the"], vocab["cat"], newline, vocab["dog"], EOS]
     assert adapter.decode(ids) == "the cat"
 
+
+def test_sentence_breaks_counts_boundaries_inside_a_text():
+    assert sentence_breaks("He left. She stayed.") == 1
+    assert sentence_breaks('He said "go." Then he left!') == 1
+    assert sentence_breaks("He paid 3.5 dollars at 5 p.m.") == 0
+    assert sentence_breaks("One sentence only.") == 0
+
+
+def test_hypotheses_with_an_extra_sentence_are_not_returned(llama, monkeypatch):
+    # Whatever the ids, the model "wrote" two sentences for a one-sentence source.
+    monkeypatch.setattr(llama, "decode", lambda ids: "The cat sat. It was a mat.")
+    request, hyps = DecodeRequest(text=SOURCES[0]), [((5, 6), -1.0, 3)]
+    strict = VDBADecoder(VDBADecoder.Config(beam_size=2), adapter=llama)
+    assert strict._checked(request, hyps, nbest=3) == [] and strict.stats["extra_sentence"] == 1
+    loose = VDBADecoder(VDBADecoder.Config(beam_size=2, same_sentences=False), adapter=llama)
+    assert [c.text for c in loose._checked(request, hyps, nbest=3)] == ["The cat sat. It was a mat."]
