@@ -9,7 +9,11 @@ produced through another segmentation). With ``same_sentences`` (the default) a
 hypothesis with more sentences than its source is not returned either, and
 ``stats['extra_sentence']`` counts those: a model whose end is held back until an
 include phrase is placed tends to finish its paraphrase and then write a second
-sentence ("...self-assurance. To paraphrase this, you could say...") to place it.
+sentence ("...self-assurance. To paraphrase this, you could say...") to place it. For
+the same reason a hypothesis that repeats a word n-gram (``repeat_ngram``, 4) its source
+does not repeat is dropped (``stats['repeated']``): having paraphrased a kept phrase, the
+model is made to write it again word for word ("...in the Washington region to replace
+retiring jurists on federal courts in the Washington area").
 
 Scores of a candidate: ``logprob`` is the sum of its token log-probabilities (end token
 included), ``norm_logprob`` = ``logprob / length ** length_penalty`` (``score``, the
@@ -44,6 +48,17 @@ def sentence_breaks(text: str) -> int:
     return len(_SENTENCE_BREAK.findall(text))
 
 
+def repeated_ngrams(text: str, n: int) -> set[tuple[str, ...]]:
+    """The lower-cased word n-grams that occur more than once in a text."""
+    words = [w.lower() for w in tokenize(text)]
+    seen: set[tuple[str, ...]] = set()
+    repeated: set[tuple[str, ...]] = set()
+    for i in range(len(words) - n + 1):
+        gram = tuple(words[i : i + n])
+        (repeated if gram in seen else seen).add(gram)
+    return repeated
+
+
 class HFDecoderConfig(DecoderConfig):
     """Options shared by the decoders that run a Hugging Face model."""
 
@@ -55,6 +70,7 @@ class HFDecoderConfig(DecoderConfig):
     length_penalty: float = Field(default=1.0, description="norm_logprob = logprob / length ** length_penalty")
     case_sensitive: bool = Field(default=False, description="word-level constraint check is case-sensitive")
     same_sentences: bool = Field(default=True, description="drop hypotheses with more sentences than their source")
+    repeat_ngram: int = Field(default=4, ge=0, description="drop hypotheses repeating a word n-gram their source does not (0: off)")
     system: str = Field(default=DEFAULT_SYSTEM, description="chat models: system message")
     prompt: str = Field(default=DEFAULT_PROMPT, description="chat models: user message template with {text}")
 
@@ -68,7 +84,7 @@ class _HFDecoder(ABC):
         self.config = config
         self._adapter = adapter
         self.progress: ProgressCallback | None = None
-        self.stats: dict[str, int] = {"hypotheses": 0, "caught": 0, "extra_sentence": 0}
+        self.stats: dict[str, int] = {"hypotheses": 0, "caught": 0, "extra_sentence": 0, "repeated": 0}
 
     @property
     def adapter(self) -> Adapter:
@@ -119,6 +135,8 @@ class _HFDecoder(ABC):
     def _checked(self, request: DecodeRequest, hyps: list[tuple[tuple[int, ...], float, int]], nbest: int) -> list[Candidate]:
         cs, constraints = self.config.case_sensitive, request.constraints
         breaks = sentence_breaks(request.text) if self.config.same_sentences else None
+        n = self.config.repeat_ngram
+        source_repeats = repeated_ngrams(request.text, n) if n else set()
         out: list[Candidate] = []
         seen: set[str] = set()
         for ids, logprob, length in hyps:
@@ -134,6 +152,9 @@ class _HFDecoder(ABC):
                 continue
             if breaks is not None and sentence_breaks(text) > breaks:
                 self.stats["extra_sentence"] += 1
+                continue
+            if n and repeated_ngrams(text, n) - source_repeats:
+                self.stats["repeated"] += 1
                 continue
             if len(out) < nbest:
                 norm = logprob / max(length, 1) ** self.config.length_penalty
