@@ -1,7 +1,8 @@
 """The ``spanaug`` command: core sub-commands plus whatever plugins add.
 
-The core owns ``run``, ``list`` and ``convert``; ``train`` and ``eval`` are groups that
-plugins fill (``spanaug train aligner``, ``spanaug eval framenet-lus``). Plugins add
+The core owns ``run``, ``list`` and ``convert``, and ``train --trainer NAME`` (any
+registered trainer); ``train`` and ``eval`` are also groups that plugins fill
+(``spanaug train aligner``, ``spanaug eval framenet-lus``). Plugins add
 commands through the ``register_commands(cli)`` hook. A ``SpanaugError`` becomes one red
 line and exit status 2; set ``SPANAUG_DEBUG=1`` to see tracebacks instead.
 """
@@ -145,9 +146,78 @@ def _option_lines(config: type) -> list[str]:
     return lines or ["(no options)"]
 
 
-@cli.group("train")
-def train_group() -> None:
-    """Train a model (sub-commands come from plugins, e.g. `spanaug train aligner`)."""
+EXISTING_PATH = click.Path(exists=True, path_type=Path)
+
+
+def component_options(assignments: tuple[str, ...], components: tuple[str, ...]) -> dict[str, dict[str, object]]:
+    """``--set COMPONENT.OPTION=VALUE`` pairs as options per component (each of ``components`` present)."""
+    from spanaug_core.config import parse_assignments
+    from spanaug_core.errors import ConfigError
+
+    sets = parse_assignments(assignments)
+    for key, value in sets.items():
+        if key not in components or not isinstance(value, dict):
+            expected = " or ".join(f"{c}.OPTION=VALUE" for c in components)
+            raise ConfigError(f"--set {key}: expected {expected}")
+    return {c: sets.get(c, {}) for c in components}
+
+
+@cli.group("train", invoke_without_command=True)
+@click.option("--trainer", "trainer_name", help="downstream trainer (see `spanaug list trainer`), e.g. ner or srl")
+@click.option("--dataset", help="format of the data files (a dataset name, e.g. conll-ner, conll-srl, jsonl)")
+@click.option("--train", "train_path", type=EXISTING_PATH, help="training data")
+@click.option("--dev", "dev_path", type=EXISTING_PATH, help="dev data: early stopping and model selection")
+@click.option("--test", "test_path", type=EXISTING_PATH, help="test data, scored once with the saved model")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), help="folder for the model and metrics.json")
+@click.option(
+    "--set", "assignments", multiple=True, metavar="KEY=VALUE",
+    help="trainer.OPTION=VALUE or dataset.OPTION=VALUE, e.g. trainer.epochs=10",
+)
+@click.option("--progress/--no-progress", default=None, help="show progress bars  [default: when stderr is a terminal]")
+@click.pass_context
+def train_group(
+    ctx: click.Context,
+    trainer_name: str | None,
+    dataset: str | None,
+    train_path: Path | None,
+    dev_path: Path | None,
+    test_path: Path | None,
+    out: Path | None,
+    assignments: tuple[str, ...],
+    progress: bool | None,
+) -> None:
+    """Train a downstream model: `spanaug train --trainer ner --dataset conll-ner --train F --dev F --out DIR`.
+
+    Writes the trainer's model folder and OUT/metrics.json (dev scores, and test scores
+    with --test). Plugins add other training as sub-commands (e.g. `spanaug train aligner`).
+    """
+    if ctx.invoked_subcommand is not None:
+        return
+    flags = (("--trainer", trainer_name), ("--dataset", dataset), ("--train", train_path), ("--out", out))
+    missing = [flag for flag, value in flags if value is None]
+    if missing:
+        raise click.UsageError(f"missing {', '.join(missing)} (or name a sub-command; see --help)")
+    import json
+
+    from spanaug_core.console import progress_callback
+    from spanaug_core.plugins import default_registry
+
+    sets = component_options(assignments, ("trainer", "dataset"))
+    registry = default_registry()
+    reader = registry.create("dataset", dataset, **sets["dataset"])
+    trainer = registry.create("trainer", trainer_name, **sets["trainer"])
+    evaluate = getattr(trainer, "evaluate", None)
+    if test_path is not None and not callable(evaluate):
+        raise SpanaugError(f"trainer '{trainer_name}' has no evaluate(model_dir, examples); drop --test and score its predictions")
+    with progress_callback(enabled=progress) as on_progress:
+        dev = reader.read(dev_path) if dev_path is not None else None
+        metrics = dict(trainer.train(reader.read(train_path), dev, out, on_progress))
+    if test_path is not None:
+        metrics.update({f"test_{k}": v for k, v in evaluate(out, reader.read(test_path)).items()})
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n", encoding="utf-8")
+    shown = ", ".join(f"{k} {v:.4g}" for k, v in metrics.items() if k.endswith("f1") or k == "epochs_run")
+    out_console.print(f"[bold green]done[/]: {trainer_name} model saved in {out}; {shown or 'no dev scores'}")
 
 
 @cli.group("eval")

@@ -1,0 +1,123 @@
+"""Syntactic diversity after Culkin et al. 2021, Table 3: do aligned spans keep their source's POS tags?
+
+A part-of-speech tagger runs over each source sentence and each paraphrase (whole
+sentences, so tags see context), and the Penn Treebank tags of the source span are
+compared with those of the aligned span: ¬EXT is the share of pairs whose tag sequences
+differ, JCD the mean Jaccard distance of their tag sets (1 - |S ∩ T| / |S ∪ T|) and WJCD
+the mean weighted Jaccard distance of their tag counts (1 - Σ min / Σ max), which sees
+tag frequency. The tagger is whatever is installed: a spaCy English model, else NLTK's
+averaged perceptron tagger if its data is on disk; nothing is downloaded. With neither,
+the report says so and leaves the table out.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from spanaug_report.stats import SpanPair
+
+# A batch of token sequences in, one tag per token out.
+Tagger = Callable[[Sequence[Sequence[str]]], list[list[str]]]
+
+
+@dataclass(frozen=True)
+class TaggerChoice:
+    """The tagger found (None: none) and what it is, or why there is none, for the page."""
+
+    tagger: Tagger | None
+    description: str
+
+
+def _spacy_tagger() -> TaggerChoice | None:
+    try:
+        import spacy
+        from spacy.tokens import Doc
+    except ImportError:
+        return None
+    names = sorted(name for name in spacy.util.get_installed_models() if name.startswith("en_"))
+    for name in names:
+        try:
+            # Only the tagger is needed; the parser and NER would triple the time.
+            nlp = spacy.load(name, exclude=["parser", "ner", "lemmatizer"])
+        except (OSError, ValueError):
+            continue
+
+        def tag(batch: Sequence[Sequence[str]], nlp: object = nlp) -> list[list[str]]:
+            docs = (Doc(nlp.vocab, words=list(tokens)) for tokens in batch)  # type: ignore[attr-defined]
+            return [[token.tag_ for token in doc] for doc in nlp.pipe(docs)]  # type: ignore[attr-defined]
+
+        return TaggerChoice(tag, f"spaCy {spacy.__version__}, {name} {nlp.meta.get('version', '')}".strip())
+    return None
+
+
+def _nltk_tagger() -> TaggerChoice | None:
+    try:
+        import nltk
+        from nltk.tag.perceptron import PerceptronTagger
+    except ImportError:
+        return None
+    try:
+        nltk.data.find("taggers/averaged_perceptron_tagger_eng/")
+        tagger = PerceptronTagger()
+    except (LookupError, OSError, ValueError):
+        return None
+
+    def tag(batch: Sequence[Sequence[str]]) -> list[list[str]]:
+        return [[t for _, t in tagger.tag(list(tokens))] for tokens in batch]
+
+    return TaggerChoice(tag, f"NLTK {nltk.__version__} averaged perceptron tagger")
+
+
+def find_tagger() -> TaggerChoice:
+    """The first POS tagger installed here: a spaCy English model, else NLTK's perceptron tagger."""
+    return _spacy_tagger() or _nltk_tagger() or TaggerChoice(
+        None, "no POS tagger is installed (a spaCy English model such as en_core_web_sm, or NLTK's "
+        "averaged_perceptron_tagger_eng data), so the POS comparison of Table 3 is left out")
+
+
+@dataclass(frozen=True)
+class Diversity:
+    """Table 3 over ``pairs`` span pairs, as shares in [0, 1]; ``changes`` counts the commonest tag rewrites."""
+
+    pairs: int
+    not_exact: float
+    jaccard: float
+    weighted_jaccard: float
+    changes: list[tuple[tuple[str, str], int]]
+
+
+def jaccard_distance(a: Sequence[str], b: Sequence[str]) -> float:
+    """1 - |A ∩ B| / |A ∪ B| of the tag sets."""
+    sa, sb = set(a), set(b)
+    return 1 - len(sa & sb) / len(sa | sb) if sa | sb else 0.0
+
+
+def weighted_jaccard_distance(a: Sequence[str], b: Sequence[str]) -> float:
+    """1 - Σ min(u_i, v_i) / Σ max(u_i, v_i) of the tag counts."""
+    ca, cb = Counter(a), Counter(b)
+    keys = ca.keys() | cb.keys()
+    top = sum(max(ca[k], cb[k]) for k in keys)
+    return 1 - sum(min(ca[k], cb[k]) for k in keys) / top if top else 0.0
+
+
+def pos_diversity(pairs: Sequence[SpanPair], tagger: Tagger, batch_size: int = 256) -> Diversity:
+    """Tag each distinct sentence once, then compare every pair's source and aligned span tags."""
+    sentences = list(dict.fromkeys(s for p in pairs for s in (p.source_tokens, p.tokens)))
+    tags: dict[tuple[str, ...], list[str]] = {}
+    for i in range(0, len(sentences), batch_size):
+        batch = sentences[i : i + batch_size]
+        tags.update(zip(batch, tagger(batch)))
+    differ, jcd, wjcd = 0, 0.0, 0.0
+    changes: Counter[tuple[str, str]] = Counter()
+    for p in pairs:
+        a = tags[p.source_tokens][p.source[0] : p.source[1]]
+        b = tags[p.tokens][p.aligned[0] : p.aligned[1]]
+        if a != b:
+            differ += 1
+            changes[(" ".join(a), " ".join(b))] += 1
+        jcd += jaccard_distance(a, b)
+        wjcd += weighted_jaccard_distance(a, b)
+    n = len(pairs) or 1
+    return Diversity(len(pairs), differ / n, jcd / n, wjcd / n, changes.most_common(8))

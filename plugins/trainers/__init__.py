@@ -1,0 +1,25 @@
+"""spanaug plugin trainers: the ``ner`` and ``srl`` downstream taggers and ``spanaug predict``.
+
+Registrations only; the code lives in sibling modules (see docs/trainers.md).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from spanaug_core.hookspecs import Register, hookimpl
+
+
+@hookimpl
+def register_trainers(register: Register) -> None:
+    from spanaug_trainers.trainers import NerTrainer, SrlTrainer
+
+    for cls in (NerTrainer, SrlTrainer):
+        register(cls)
+
+
+@hookimpl
+def register_commands(cli: Any) -> None:
+    from spanaug_trainers.commands import predict_command
+
+    cli.add_command(predict_command)

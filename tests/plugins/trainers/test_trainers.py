@@ -1,0 +1,99 @@
+"""The ner and srl trainers on tiny fixtures with a tiny random BERT: learning, saving, predicting."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from spanaug_conll_srl.dataset import ConllSrl
+from spanaug_ner.conll_ner import ConllNer
+from spanaug_trainers.trainers import NerTrainer, SrlTrainer
+
+from spanaug_core.errors import ConfigError
+from spanaug_core.protocols import ProgressEvent, Trainer
+from spanaug_core.types import Example, Span
+
+FAST = {"hidden": 16, "lr": 0.01, "batch_size": 2, "dropout": 0.0}
+
+
+def _spans(example: Example, role: str) -> list[tuple[int, int, str, str | None]]:
+    return [(s.start, s.end, s.label, s.group) for s in example.spans if s.role == role]
+
+
+@pytest.fixture(scope="module")
+def ner_model(tiny_encoder: Path, ner_file: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[NerTrainer, Path, dict]:
+    """A ner model trained for a few epochs (the trainer that made it, its folder, its metrics)."""
+    examples = list(ConllNer(ConllNer.Config()).read(ner_file))
+    trainer = NerTrainer(NerTrainer.Config(encoder=str(tiny_encoder), epochs=8, patience=8, **FAST))
+    events: list[ProgressEvent] = []
+    out = tmp_path_factory.mktemp("ner-model")
+    metrics = trainer.train(examples, examples, out, events.append)
+    assert [e.done for e in events if e.stage == "epoch"] == list(range(1, 9))
+    assert any(e.stage == "encode" for e in events)
+    return trainer, out, metrics
+
+
+def test_ner_training_lowers_the_loss_and_saves_a_model(ner_model) -> None:
+    trainer, out, metrics = ner_model
+    assert isinstance(trainer, Trainer)
+    assert sorted(p.name for p in out.iterdir()) == ["config.json", "model.safetensors"]
+    config = json.loads((out / "config.json").read_text())
+    assert config["trainer"] == "ner" and config["tags"] == ["O", "B-ANI", "I-ANI", "B-PER", "I-PER", "B-VEH", "I-VEH"]
+    losses = config["training"]["losses"]
+    assert losses[-1] < losses[0] * 0.75
+    assert {"dev_f1", "dev_precision", "dev_recall", "best_epoch", "epochs_run", "train_loss"} <= metrics.keys()
+    assert metrics["dev_f1"] == max(config["training"]["dev_f1"])  # the best epoch was kept
+
+
+def test_saved_model_predicts_what_the_trained_one_did(ner_model, tiny_encoder, ner_file, tmp_path) -> None:
+    trainer, out, metrics = ner_model
+    dataset = ConllNer(ConllNer.Config())
+    examples = list(dataset.read(ner_file))
+    in_memory = list(trainer.predict(out, examples))
+    fresh = NerTrainer(NerTrainer.Config())  # loads from disk; its own encoder option is not used
+    reloaded = list(fresh.predict(out, examples))
+    assert [_spans(e, "entity") for e in reloaded] == [_spans(e, "entity") for e in in_memory]
+    assert [e.meta for e in reloaded] == [e.meta for e in examples]  # layout kept for the writer
+    assert fresh.evaluate(out, examples)["f1"] == pytest.approx(metrics["dev_f1"])
+    dataset.write(reloaded, tmp_path / "pred.conll")
+    back = list(dataset.read(tmp_path / "pred.conll"))
+    assert [_spans(e, "entity") for e in back] == [_spans(e, "entity") for e in reloaded]
+
+
+def test_ner_prediction_keeps_other_spans() -> None:
+    trainer = NerTrainer(NerTrainer.Config())
+    example = Example(id="x", tokens=("a", "b", "c"), spans=(Span(start=0, end=1, label="T", role="target"),
+                                                             Span(start=2, end=3, label="PER", role="entity")))
+    out = trainer.with_predictions(example, [[(1, 3, "LOC")]])
+    assert [(s.start, s.end, s.label, s.role) for s in out.spans] == [(0, 1, "T", "target"), (1, 3, "LOC", "entity")]
+
+
+def test_srl_learns_each_predicates_arguments(tiny_encoder, srl_file, tmp_path) -> None:
+    dataset = ConllSrl(ConllSrl.Config())
+    examples = list(dataset.read(srl_file))
+    trainer = SrlTrainer(SrlTrainer.Config(encoder=str(tiny_encoder), epochs=25, patience=25, **FAST))
+    assert [inst.marker for inst in trainer.instances(examples[0])] == [(1, 2), (5, 6)]
+    metrics = trainer.train(examples, examples, tmp_path / "srl")
+    config = json.loads((tmp_path / "srl" / "config.json").read_text())
+    assert config["indicator_dim"] == 16 and config["training"]["losses"][-1] < config["training"]["losses"][0] / 4
+    assert metrics["dev_f1"] > 0.8  # four predicates, one sentence with two: the indicator tells them apart
+    predicted = list(SrlTrainer(SrlTrainer.Config()).predict(tmp_path / "srl", examples))
+    for gold, pred in zip(examples, predicted):
+        assert _spans(pred, "target") == _spans(gold, "target")
+        for start, end, _, group in _spans(pred, "argument"):
+            target = next(t for t in pred.spans if t.role == "target" and t.group == group)
+            assert end <= target.start or target.end <= start  # never over the predicate
+    assert trainer.evaluate(tmp_path / "srl", examples)["f1"] == pytest.approx(metrics["dev_f1"])
+    dataset.write(predicted, tmp_path / "pred.props")  # predictions are writable as CoNLL-2005
+    assert len(list(dataset.read(tmp_path / "pred.props"))) == len(examples)
+
+
+def test_user_errors(ner_model, tmp_path) -> None:
+    _, out, _ = ner_model
+    with pytest.raises(ConfigError, match="holds a 'ner' model"):
+        list(SrlTrainer(SrlTrainer.Config()).predict(out, [Example(id="x", tokens=("a",))]))
+    with pytest.raises(ConfigError, match="not a saved tagger"):
+        list(NerTrainer(NerTrainer.Config()).predict(tmp_path, [Example(id="x", tokens=("a",))]))
+    with pytest.raises(ConfigError, match="nothing to learn"):
+        NerTrainer(NerTrainer.Config()).train([Example(id="x", tokens=("a",))], None, tmp_path / "m")
