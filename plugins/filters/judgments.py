@@ -14,12 +14,12 @@ raise a ``DataError`` naming the file and line.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError
 
 from spanaug_core.errors import DataError
+from spanaug_core.jsonlines import objects, problem
 from spanaug_filters.learned import missing_features
 
 
@@ -38,21 +38,15 @@ class Judgment(BaseModel):
 def read_judgments(path: Path) -> list[Judgment]:
     """Every judgment of a JSONL file (blank lines skipped); an empty file is an error."""
     judgments = []
-    with Path(path).open(encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                judgment = Judgment.model_validate(json.loads(line))
-            except json.JSONDecodeError as exc:
-                raise DataError(f"invalid JSON ({exc.msg} at column {exc.colno})", path, lineno) from None
-            except ValidationError as exc:
-                problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'line'}: {e['msg']}" for e in exc.errors())
-                raise DataError(f"not a judgment ({problems})", path, lineno) from None
-            missing = missing_features(judgment.scores)
-            if missing:
-                raise DataError(f"scores lack {', '.join(missing)} (the learned filter's features)", path, lineno)
-            judgments.append(judgment)
+    for lineno, obj in objects(path):
+        try:
+            judgment = Judgment.model_validate(obj)
+        except ValidationError as exc:
+            raise DataError(f"not a judgment ({problem(exc)})", path, lineno) from None
+        missing = missing_features(judgment.scores)
+        if missing:
+            raise DataError(f"scores lack {', '.join(missing)} (the learned filter's features)", path, lineno)
+        judgments.append(judgment)
     if not judgments:
         raise DataError("holds no judgments", path)
     return judgments

@@ -24,7 +24,8 @@ from typing import Any
 from spanaug_core.errors import DataError
 from spanaug_core.text import detokenize
 from spanaug_judge.agreement import fleiss_kappa
-from spanaug_judge.tasks import KINDS, Item, TaskSet, jsonl_objects
+from spanaug_core.jsonlines import objects
+from spanaug_judge.tasks import KINDS, Item, TaskSet
 
 ACCEPT = 50.0
 CSV_COLUMNS = ("annotator", "item", "score")
@@ -69,7 +70,7 @@ class Agreement:
 
 def _jsonl_rows(path: Path, export: str) -> Iterator[tuple[int, Any, Any, Any]]:
     annotator = None
-    for lineno, obj in jsonl_objects(path):
+    for lineno, obj in objects(path):
         if not isinstance(obj, dict):
             raise DataError(f"expected a JSON object, got {type(obj).__name__}", path, lineno)
         if annotator is None:

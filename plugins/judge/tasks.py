@@ -22,14 +22,15 @@ import html
 import json
 import random
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from spanaug_core.errors import DataError
+from spanaug_core.jsonlines import problem, read_models
 from spanaug_core.text import detokenize
 from spanaug_core.types import Augmented, Example, Span
 
@@ -147,33 +148,9 @@ def highlight(tokens: Sequence[str], span: tuple[int, int]) -> tuple[str, str, s
     return before + inside[:lead], inside[lead:], full[len(upto) :]
 
 
-def problem(exc: ValidationError) -> str:
-    """The first problem pydantic found, as ``field: message``."""
-    first = exc.errors()[0]
-    where = ".".join(str(part) for part in first["loc"])
-    return f"{where}: {first['msg']}" if where else first["msg"]
-
-
-def jsonl_objects(path: Path) -> Iterator[tuple[int, Any]]:
-    """``(line number, decoded object)`` of every non-blank line; invalid JSON names the line."""
-    with Path(path).open(encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if line.strip():
-                try:
-                    yield lineno, json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise DataError(f"invalid JSON ({exc.msg} at column {exc.colno})", path, lineno) from None
-
-
 def read_records(path: Path) -> list[Augmented]:
     """The augmented records of a run's ``augmented.jsonl``."""
-    records = []
-    for lineno, obj in jsonl_objects(path):
-        try:
-            records.append(Augmented.model_validate(obj))
-        except ValidationError as exc:
-            raise DataError(f"not an augmented record ({problem(exc)})", path, lineno) from None
-    return records
+    return read_models(path, Augmented, "an augmented record")
 
 
 def rewritten_span(record: Augmented, rewrite_roles: Sequence[str]) -> Span | None:

@@ -16,12 +16,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from spanaug_core.errors import DataError, SpanaugError
 from spanaug_core.output import AUGMENTED, MANIFEST, REJECTED
 from spanaug_core.types import Augmented, Example
-from spanaug_judge.tasks import jsonl_objects, problem, read_records
+from spanaug_core.jsonlines import read_models
+from spanaug_judge.tasks import read_records
 
 
 class Rejected(BaseModel):
@@ -73,13 +74,7 @@ class Run:
 
 def read_rejected(path: Path) -> list[Rejected]:
     """The lines of a run's ``rejected.jsonl``."""
-    rejected = []
-    for lineno, obj in jsonl_objects(path):
-        try:
-            rejected.append(Rejected.model_validate(obj))
-        except ValidationError as exc:
-            raise DataError(f"not a rejected.jsonl line ({problem(exc)})", path, lineno) from None
-    return rejected
+    return read_models(path, Rejected, "a rejected.jsonl line")
 
 
 def read_manifest(folder: Path) -> dict[str, Any]:

@@ -1,10 +1,26 @@
-"""Fixtures shared by plugin tests: a tiny random BERT encoder (aligners, the similarity filter)."""
+"""Fixtures shared by plugin tests: the CLI with chosen plugins, a tiny random BERT encoder."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
+
+from spanaug_core.cli import main
+from spanaug_core.plugins import default_registry
+
+
+@pytest.fixture
+def cli(monkeypatch):
+    """``cli("a,b")`` -> a function running ``spanaug ARGS...`` with only those built-in plugins loaded."""
+
+    def load(plugins: str):
+        monkeypatch.setenv("SPANAUG_LOAD_PLUGINS", plugins)
+        default_registry.cache_clear()
+        return lambda *args: main([str(a) for a in args])
+
+    yield load
+    default_registry.cache_clear()
 
 WORDS = (
     "the a cat dog sat lay on mat rug quickly slowly big small house home saw watched man woman "

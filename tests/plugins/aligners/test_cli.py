@@ -6,16 +6,11 @@ import json
 
 import pytest
 
-from spanaug_core.cli import main
-from spanaug_core.plugins import default_registry
 
 
 @pytest.fixture
-def spanaug(monkeypatch):
-    monkeypatch.setenv("SPANAUG_LOAD_PLUGINS", "aligners")
-    default_registry.cache_clear()
-    yield lambda *args: main([str(a) for a in args])
-    default_registry.cache_clear()
+def spanaug(cli):
+    return cli("aligners")
 
 
 def _items(path):

@@ -7,9 +7,7 @@ import random
 
 import pytest
 
-from spanaug_core.cli import main
 from spanaug_core.errors import ConfigError, DataError
-from spanaug_core.plugins import default_registry
 from spanaug_core.protocols import FilterContext
 from spanaug_core.types import Augmented, Constraints, Example
 from spanaug_filters.judgments import Judgment, read_judgments
@@ -100,11 +98,8 @@ def test_malformed_judgments_name_file_and_line(tmp_path, line: str, message: st
 
 
 @pytest.fixture
-def spanaug(monkeypatch):
-    monkeypatch.setenv("SPANAUG_LOAD_PLUGINS", "filters")
-    default_registry.cache_clear()
-    yield lambda *args: main([str(a) for a in args])
-    default_registry.cache_clear()
+def spanaug(cli):
+    return cli("filters")
 
 
 def test_train_filter_command(spanaug, tmp_path, capsys) -> None:

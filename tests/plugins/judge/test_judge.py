@@ -12,9 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from spanaug_core.cli import main
 from spanaug_core.errors import DataError
-from spanaug_core.plugins import default_registry
 from spanaug_core.text import detokenize
 from spanaug_core.types import Augmented, Constraints, Example, Span
 from spanaug_judge.agreement import fleiss_kappa
@@ -97,11 +95,8 @@ def test_no_gold_means_system_outputs_alone() -> None:
 
 
 @pytest.fixture
-def spanaug(monkeypatch):
-    monkeypatch.setenv("SPANAUG_LOAD_PLUGINS", "judge,jsonl,filters")
-    default_registry.cache_clear()
-    yield lambda *args: main([str(a) for a in args])
-    default_registry.cache_clear()
+def spanaug(cli):
+    return cli("judge,jsonl,filters")
 
 
 @pytest.fixture

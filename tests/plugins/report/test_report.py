@@ -11,9 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from spanaug_core.cli import main
 from spanaug_core.pipeline import Rejection
-from spanaug_core.plugins import default_registry
 from spanaug_core.text import detokenize
 from spanaug_core.types import Augmented, Constraints, Example, Span
 from spanaug_filters.judgments import read_judgments
@@ -123,11 +121,8 @@ def judgments(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def spanaug(monkeypatch):
-    monkeypatch.setenv("SPANAUG_LOAD_PLUGINS", "report,jsonl")
-    default_registry.cache_clear()
-    yield lambda *args: main([str(a) for a in args])
-    default_registry.cache_clear()
+def spanaug(cli):
+    return cli("report,jsonl")
 
 
 def test_highlighting_marks_spans_by_role_with_their_labels_and_escapes_text() -> None:

@@ -8,16 +8,11 @@ import pytest
 from spanaug_ner.conll_ner import ConllNer
 from spanaug_trainers.trainers import NerTrainer
 
-from spanaug_core.cli import main
-from spanaug_core.plugins import default_registry
 
 
 @pytest.fixture
-def spanaug(monkeypatch):
-    monkeypatch.setenv("SPANAUG_LOAD_PLUGINS", "trainers,ner,jsonl,aligners")
-    default_registry.cache_clear()
-    yield lambda *args: main([str(a) for a in args])
-    default_registry.cache_clear()
+def spanaug(cli):
+    return cli("trainers,ner,jsonl,aligners")
 
 
 def test_train_then_predict_round_trip(spanaug, tiny_encoder, ner_file, tmp_path, capsys) -> None:

@@ -1,0 +1,48 @@
+"""Reading JSON Lines files of validated records, with errors that name the file and line.
+
+Run folders, judgments and task files are all JSON Lines of pydantic models; every
+reader needs the same three things: skip blank lines, say where invalid JSON is, and
+say which field of which line failed validation.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from spanaug_core.errors import DataError
+
+Model = TypeVar("Model", bound=BaseModel)
+
+
+def problem(exc: ValidationError) -> str:
+    """The first problem pydantic found, as ``field: message``."""
+    first = exc.errors()[0]
+    where = ".".join(str(part) for part in first["loc"])
+    return f"{where}: {first['msg']}" if where else first["msg"]
+
+
+def objects(path: Path) -> Iterator[tuple[int, Any]]:
+    """``(line number, decoded object)`` of every non-blank line; invalid JSON names the line."""
+    with Path(path).open(encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, 1):
+            if line.strip():
+                try:
+                    yield lineno, json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise DataError(f"invalid JSON ({exc.msg} at column {exc.colno})", path, lineno) from None
+
+
+def read_models(path: Path, model: type[Model], what: str) -> list[Model]:
+    """Every line of ``path`` validated as ``model``; a bad line is an error naming it as ``what``."""
+    out = []
+    for lineno, obj in objects(path):
+        try:
+            out.append(model.model_validate(obj))
+        except ValidationError as exc:
+            raise DataError(f"not {what} ({problem(exc)})", path, lineno) from None
+    return out
