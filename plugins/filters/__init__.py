@@ -1,7 +1,8 @@
 """Built-in plugin: filters of augmented records and `spanaug train filter` (registrations only).
 
 See docs/filters.md: the heuristic filters (basic.py), similarity and novelty of a
-paraphrase against its source, and the learned filter trained on human judgments.
+paraphrase against its source, the learned filter trained on human judgments, and
+label consistency with a downstream model trained on gold data.
 """
 
 from typing import Any
@@ -12,12 +13,13 @@ from spanaug_core.hookspecs import Register, hookimpl
 @hookimpl
 def register_filters(register: Register) -> None:
     from spanaug_filters.basic import AlignmentScoreFilter, CopyFilter, MaxIterationFilter, ParaphraseScoreFilter
+    from spanaug_filters.consistency import LabelConsistencyFilter
     from spanaug_filters.learned import LearnedFilter
     from spanaug_filters.novelty import NoveltyFilter
     from spanaug_filters.similarity import SimilarityFilter
 
     for cls in (MaxIterationFilter, ParaphraseScoreFilter, AlignmentScoreFilter, CopyFilter,
-                SimilarityFilter, NoveltyFilter, LearnedFilter):
+                SimilarityFilter, NoveltyFilter, LearnedFilter, LabelConsistencyFilter):
         register(cls)
 
 
