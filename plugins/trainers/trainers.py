@@ -15,6 +15,7 @@ No torch at import time: the modules that need it are imported inside the method
 from __future__ import annotations
 
 import logging
+from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Sequence
 from itertools import islice
 from pathlib import Path
@@ -56,7 +57,7 @@ class TaggerOptions(ComponentConfig):
     device: str = Field(default="cpu", description="torch device")
 
 
-class TaggerTrainer:
+class TaggerTrainer(ABC):
     """Shared BiLSTM-CRF span tagger; subclasses say how examples become instances and back."""
 
     name: ClassVar[str]
@@ -67,17 +68,17 @@ class TaggerTrainer:
         self._loaded: dict[Path, BioTagger] = {}
 
     # -- what subclasses define -------------------------------------------------------
+    @abstractmethod
     def instances(self, example: Example) -> list[Instance]:
         """The tag sequences of one example, gold spans included."""
-        raise NotImplementedError
 
+    @abstractmethod
     def units(self, spans: Iterable[Triple]) -> list[Unit]:
         """What the metric counts in one instance's spans."""
-        raise NotImplementedError
 
+    @abstractmethod
     def with_predictions(self, example: Example, predicted: Sequence[Sequence[Triple]]) -> Example:
         """``example`` with the spans of its instances replaced by ``predicted`` (one list per instance)."""
-        raise NotImplementedError
 
     def indicator_dim(self) -> int:
         """Size of the embedding of the instances' marker (0: instances mark nothing)."""
