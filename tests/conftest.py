@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import tarfile
 from pathlib import Path
 
 import pytest
@@ -35,3 +36,17 @@ def shared_data():
         return path
 
     return get
+
+
+@pytest.fixture
+def shared_member(shared_data, tmp_path):
+    """``shared_member("conll2003.tar.xz", "eng.testa")``: that file of the archive, extracted under tmp_path (or skip)."""
+
+    def get(archive: str, suffix: str) -> Path:
+        with tarfile.open(shared_data(archive)) as tar:
+            member = next(m for m in tar.getmembers() if m.name.endswith(suffix))
+            tar.extract(member, tmp_path, filter="data")
+        return tmp_path / member.name
+
+    return get
+

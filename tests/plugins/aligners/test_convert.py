@@ -66,13 +66,8 @@ def test_read_jacana_json_list_and_lines(tmp_path):
 
 
 @pytest.mark.real_data
-def test_multimwa_dev_converts_consistently(shared_data, tmp_path):
-    import tarfile
-
-    with tarfile.open(shared_data("multimwa_train_dev.tar.xz")) as tar:
-        member = next(m for m in tar.getmembers() if m.name.endswith("mtref-dev.tsv"))
-        tar.extract(member, tmp_path, filter="data")
-    pairs = list(read_multimwa(tmp_path / member.name))
+def test_multimwa_dev_converts_consistently(shared_member):
+    pairs = list(read_multimwa(shared_member("multimwa_train_dev.tar.xz", "mtref-dev.tsv")))
     assert len(pairs) == 800
     items = list(convert(pairs))
     kinds = {k: sum(p.kind == k for p in items) for k in ("identical", "paraphrased", "unaligned")}

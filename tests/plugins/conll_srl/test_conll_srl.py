@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import tarfile
 from pathlib import Path
 
 import pytest
@@ -167,10 +166,8 @@ def test_propbank_frames_describe_rolesets(tmp_path: Path) -> None:
 
 
 @pytest.mark.real_data
-def test_universal_propbank_ewt_dev_round_trip(shared_data, tmp_path: Path) -> None:
-    with tarfile.open(shared_data("up_english_ewt.tar.xz")) as archive:
-        archive.extractall(tmp_path, members=[m for m in archive.getmembers() if m.name.endswith("dev.conllu")], filter="data")
-    path = next(tmp_path.rglob("*dev.conllu"))
+def test_universal_propbank_ewt_dev_round_trip(shared_member, tmp_path: Path) -> None:
+    path = shared_member("up_english_ewt.tar.xz", "dev.conllu")
     dataset = ConllSrl(ConllSrl.Config())
     examples = list(dataset.read(path))
     assert len(examples) == 2002

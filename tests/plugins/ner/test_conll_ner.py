@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import tarfile
 from pathlib import Path
 
 import pytest
@@ -150,10 +149,8 @@ def test_registered_under_its_name(installed_registry) -> None:
 
 
 @pytest.mark.real_data
-def test_conll2003_testa_round_trip_and_seqeval(shared_data, tmp_path: Path) -> None:
-    with tarfile.open(shared_data("conll2003.tar.xz")) as archive:
-        archive.extractall(tmp_path, members=[m for m in archive.getmembers() if m.name.endswith("eng.testa")], filter="data")
-    path = next(tmp_path.rglob("eng.testa"))
+def test_conll2003_testa_round_trip_and_seqeval(shared_member, tmp_path: Path) -> None:
+    path = shared_member("conll2003.tar.xz", "eng.testa")
     reader = ConllNer(ConllNer.Config())
     examples = list(reader.read(path))
     text = path.read_text(encoding="utf-8")
