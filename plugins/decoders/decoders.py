@@ -245,15 +245,14 @@ class HFBeamDecoder(_HFDecoder):
             is_seq2seq = adapter.model.config.is_encoder_decoder
             # Generated ids start after the prompt (decoder-only) or the decoder start token.
             first = 1 if is_seq2seq else enc["input_ids"].shape[1]
+            ends = set(adapter.end_ids)  # a chat model's line-break tokens make this list long
             for j, i in enumerate(idxs):
                 hyps = []
                 for r in range(j * k, (j + 1) * k):
                     ids: list[int] = []
-                    ended = False
                     for tok in out.sequences[r, first:].tolist():
                         ids.append(tok)  # an end token too: it may carry text before a line break
-                        if tok in adapter.end_ids:
-                            ended = True
+                        if tok in ends:
                             break
                     length = len(ids)
                     norm = float(out.sequences_scores[r])
