@@ -47,9 +47,14 @@ class WordAligned:
     links: frozenset[tuple[int, int]]
 
 
+def is_word(token: str) -> bool:
+    """Whether a token is a word (has a letter or digit), not punctuation."""
+    return any(ch.isalnum() for ch in token)
+
+
 def is_content(token: str) -> bool:
-    """Whether a token is a content word (alphanumeric and not a function word)."""
-    return any(ch.isalnum() for ch in token) and token.lower() not in STOPWORDS
+    """Whether a token is a content word (a word, and not a function word)."""
+    return is_word(token) and token.lower() not in STOPWORDS
 
 
 def _links(text: str, n: int, m: int) -> set[tuple[int, int]]:
@@ -137,7 +142,7 @@ def span_pairs(pair: WordAligned, max_len: int = 3) -> Iterator[SpanPair]:
     for start in range(len(pair.source)):
         for end in range(start + 1, min(start + max_len, len(pair.source)) + 1):
             toks = pair.source[start:end]
-            if not (any(ch.isalnum() for ch in toks[0]) and any(ch.isalnum() for ch in toks[-1])):
+            if not (is_word(toks[0]) and is_word(toks[-1])):
                 continue
             if not any(is_content(t) for t in toks):
                 continue

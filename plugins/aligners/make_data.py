@@ -34,7 +34,7 @@ from spanaug_core.protocols import ProgressCallback, ProgressEvent
 from spanaug_core.text import detokenize, find_phrase, tokenize
 from spanaug_core.types import AlignItem, Constraints, DecodeRequest
 
-from spanaug_aligners.convert import is_content
+from spanaug_aligners.convert import is_content, is_word
 from spanaug_aligners.pairs import SpanPair
 
 WN_POS = {"NOUN": "noun", "VERB": "verb", "ADJ": "adj", "ADV": "adv"}
@@ -135,10 +135,6 @@ def substitutes(wordnet: WordNet, words: Sequence[str]) -> list[str]:
     return out
 
 
-def _is_word(token: str) -> bool:
-    return any(ch.isalnum() for ch in token)
-
-
 def _widen(tokens: Tokens, focus: tuple[int, int], taken: set[int], rng: random.Random) -> tuple[int, int]:
     """Grow the focus word into a span of 1-3 tokens over neighbouring words.
 
@@ -150,9 +146,9 @@ def _widen(tokens: Tokens, focus: tuple[int, int], taken: set[int], rng: random.
     want = rng.choices((1, 2, 3), weights=(0.3, 0.35, 0.35))[0]
     while e - s < want:
         sides = []
-        if s > 0 and _is_word(tokens[s - 1]) and s - 1 not in taken:
+        if s > 0 and is_word(tokens[s - 1]) and s - 1 not in taken:
             sides.append(-1)
-        if e < len(tokens) and _is_word(tokens[e]) and e not in taken:
+        if e < len(tokens) and is_word(tokens[e]) and e not in taken:
             sides.append(1)
         if not sides:
             break
@@ -165,7 +161,7 @@ def _widen(tokens: Tokens, focus: tuple[int, int], taken: set[int], rng: random.
 
 def _fragment(pool: Sequence[Sequence[str]], rng: random.Random, low: int, high: int) -> list[str]:
     """A run of ``low``-``high`` words from a random sentence of the pool (insertion material)."""
-    words = [t.lower() for t in rng.choice(pool) if _is_word(t)]
+    words = [t.lower() for t in rng.choice(pool) if is_word(t)]
     size = min(len(words), rng.randint(low, high))
     start = rng.randint(0, len(words) - size)
     return words[start : start + size]
@@ -203,7 +199,7 @@ def _rewrite(
                 swaps += 1
                 flat.extend((t, False) for t in tokenize(rng.choice(options)))
                 continue
-        if drops < 3 and _is_word(tok) and i < len(tokens) - 1 and rng.random() < 0.08:
+        if drops < 3 and is_word(tok) and i < len(tokens) - 1 and rng.random() < 0.08:
             drops += 1
             continue
         flat.append((tok, False))
