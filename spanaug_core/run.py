@@ -11,6 +11,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from spanaug_core.config import RunConfig
@@ -43,6 +44,22 @@ def build_pipeline(config: RunConfig, registry: Registry, progress: ProgressCall
         progress=progress,
     )
     return reader, pipeline
+
+
+def run_input(config: dict[str, Any], registry: Registry | None = None) -> tuple[Iterator[Example], str] | None:
+    """The examples a run read, from the ``config`` of its manifest, and where from in words.
+
+    None when the config names no dataset. The reader is built at once (bad options raise
+    here) and reads lazily, so a caller that needs only the first few stops early.
+    """
+    dataset = config.get("dataset")
+    if not isinstance(dataset, dict) or "name" not in dataset:
+        return None
+    source = config.get("input")
+    options = {k: v for k, v in dataset.items() if k != "name"}
+    reader = (registry or default_registry()).create("dataset", dataset["name"], **options)
+    where = f"{dataset['name']} dataset " + (str(source) if source else "(its default data)")
+    return iter(reader.read(Path(source) if source else None)), where
 
 
 def _skip(examples: Iterator[Example], done: int, last_id: str | None) -> Iterator[Example]:

@@ -30,25 +30,25 @@ def _warn(message: str) -> None:
 def _controls(run_dir: Path, gold: Path | None, manifest: dict[str, Any]) -> tuple[list[Example], str | None]:
     """The gold examples to draw controls from, and where they came from (None: there are none)."""
     from spanaug_core.plugins import default_registry
+    from spanaug_core.run import run_input
 
     registry = default_registry()
     if gold is not None:
         return list(registry.create("dataset", "jsonl").read(gold)), str(gold)
-    dataset = manifest.get("config", {}).get("dataset")
-    if not dataset:
-        _warn(f"no gold to draw controls from: {run_dir} has no manifest.json naming its dataset and no --gold was "
-              "given; exporting system outputs alone (no in-frame / out-of-frame controls)")
-        return [], None
-    options = {k: v for k, v in dataset.items() if k != "name"}
-    source = manifest["config"].get("input")
-    where = f"{dataset['name']} dataset" + (f" {source}" if source else " (its default data)")
+    where = "the run's source examples"
     try:
-        examples = list(registry.create("dataset", dataset["name"], **options).read(Path(source) if source else None))
+        found = run_input(manifest.get("config", {}), registry)
+        if found is None:
+            _warn(f"no gold to draw controls from: {run_dir} has no manifest.json naming its dataset and no --gold was "
+                  "given; exporting system outputs alone (no in-frame / out-of-frame controls)")
+            return [], None
+        examples, described = found
+        where = f"the run's source examples ({described})"
+        return list(examples), described
     except SpanaugError as exc:
-        _warn(f"no gold to draw controls from: the run's source examples ({where}) cannot be read ({exc}); "
+        _warn(f"no gold to draw controls from: {where} cannot be read ({exc}); "
               "pass --gold FILE, or accept system outputs alone (exported now)")
         return [], None
-    return examples, where
 
 
 @click.group("judge")

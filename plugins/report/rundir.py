@@ -105,6 +105,7 @@ def _wanted(examples: Iterable[Example], wanted: set[str]) -> dict[str, Example]
 def read_sources(manifest: dict[str, Any], wanted: set[str], source: Path | None) -> tuple[dict[str, Example], str | None]:
     """The source examples named in ``wanted``, and a note saying what could not be had (None: all found)."""
     from spanaug_core.plugins import default_registry
+    from spanaug_core.run import run_input
 
     if not wanted:
         return {}, None
@@ -113,15 +114,14 @@ def read_sources(manifest: dict[str, Any], wanted: set[str], source: Path | None
         where = str(source)
         found = _wanted(registry.create("dataset", "jsonl").read(source), wanted)
     else:
-        config = manifest.get("config") or {}
-        dataset = config.get("dataset")
-        if not dataset or "name" not in dataset:
-            return {}, "source sentences not shown: the run has no manifest naming its dataset (pass --source FILE)"
-        options = {k: v for k, v in dataset.items() if k != "name"}
-        where = f"the run's input ({dataset['name']} dataset{' ' + config['input'] if config.get('input') else ''})"
+        where = "the run's input"
         try:
-            reader = registry.create("dataset", dataset["name"], **options)
-            found = _wanted(reader.read(Path(config["input"]) if config.get("input") else None), wanted)
+            run = run_input(manifest.get("config") or {}, registry)
+            if run is None:
+                return {}, "source sentences not shown: the run has no manifest naming its dataset (pass --source FILE)"
+            examples, described = run
+            where = f"the run's input ({described})"
+            found = _wanted(examples, wanted)
         except (SpanaugError, OSError) as exc:
             return {}, f"source sentences not shown: {where} cannot be read ({exc}); pass --source FILE"
     missing = len(wanted) - len(found)
