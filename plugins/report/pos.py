@@ -5,76 +5,18 @@ sentences, so tags see context), and the Penn Treebank tags of the source span a
 compared with those of the aligned span: ¬EXT is the share of pairs whose tag sequences
 differ, JCD the mean Jaccard distance of their tag sets (1 - |S ∩ T| / |S ∪ T|) and WJCD
 the mean weighted Jaccard distance of their tag counts (1 - Σ min / Σ max), which sees
-tag frequency. The tagger is whatever is installed: a spaCy English model, else NLTK's
-averaged perceptron tagger if its data is on disk; nothing is downloaded. With neither,
-the report says so and leaves the table out.
+tag frequency. The tagger is the core's :func:`~spanaug_core.postag.find_tagger`; with
+none installed the report says so and leaves the table out.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
+from spanaug_core.postag import Tagger
 from spanaug_report.stats import SpanPair
-
-# A batch of token sequences in, one tag per token out.
-Tagger = Callable[[Sequence[Sequence[str]]], list[list[str]]]
-
-
-@dataclass(frozen=True)
-class TaggerChoice:
-    """The tagger found (None: none) and what it is, or why there is none, for the page."""
-
-    tagger: Tagger | None
-    description: str
-
-
-def _spacy_tagger() -> TaggerChoice | None:
-    try:
-        import spacy
-        from spacy.tokens import Doc
-    except ImportError:
-        return None
-    names = sorted(name for name in spacy.util.get_installed_models() if name.startswith("en_"))
-    for name in names:
-        try:
-            # Only the tagger is needed; the parser and NER would triple the time.
-            nlp = spacy.load(name, exclude=["parser", "ner", "lemmatizer"])
-        except (OSError, ValueError):
-            continue
-
-        def tag(batch: Sequence[Sequence[str]], nlp: object = nlp) -> list[list[str]]:
-            docs = (Doc(nlp.vocab, words=list(tokens)) for tokens in batch)  # type: ignore[attr-defined]
-            return [[token.tag_ for token in doc] for doc in nlp.pipe(docs)]  # type: ignore[attr-defined]
-
-        return TaggerChoice(tag, f"spaCy {spacy.__version__}, {name} {nlp.meta.get('version', '')}".strip())
-    return None
-
-
-def _nltk_tagger() -> TaggerChoice | None:
-    try:
-        import nltk
-        from nltk.tag.perceptron import PerceptronTagger
-    except ImportError:
-        return None
-    try:
-        nltk.data.find("taggers/averaged_perceptron_tagger_eng/")
-        tagger = PerceptronTagger()
-    except (LookupError, OSError, ValueError):
-        return None
-
-    def tag(batch: Sequence[Sequence[str]]) -> list[list[str]]:
-        return [[t for _, t in tagger.tag(list(tokens))] for tokens in batch]
-
-    return TaggerChoice(tag, f"NLTK {nltk.__version__} averaged perceptron tagger")
-
-
-def find_tagger() -> TaggerChoice:
-    """The first POS tagger installed here: a spaCy English model, else NLTK's perceptron tagger."""
-    return _spacy_tagger() or _nltk_tagger() or TaggerChoice(
-        None, "no POS tagger is installed (a spaCy English model such as en_core_web_sm, or NLTK's "
-        "averaged_perceptron_tagger_eng data), so the POS comparison of Table 3 is left out")
 
 
 @dataclass(frozen=True)

