@@ -20,6 +20,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import Field
 from spanaug_framenet.release import ID_PREFIX, AnnotationSet, Sentence, find_release, frame_ids, read_file
+from spanaug_framenet.splits import Split, split_of
 from spanaug_framenet.tokens import Tokenized, tokenize_with_boundaries
 from spanaug_framenet.writer import write_release
 
@@ -41,6 +42,10 @@ class FrameNetReader:
         )
         frames: tuple[str, ...] = Field(
             default=(), description="keep only annotation sets of these frames (empty: all); a subset of the release"
+        )
+        split: Split = Field(
+            default="all",
+            description="train, dev or test: full-text documents of Das & Smith (2011)'s split (exemplars count as train); all: no split",
         )
         max_files: int | None = Field(
             default=None, ge=1, description="read at most this many XML files of each source (a quick subset)"
@@ -64,6 +69,8 @@ class FrameNetReader:
         wanted = folders["fulltext"] + folders["exemplars"] if self.config.source == "both" else folders[self.config.source]
         for folder, source in wanted:
             paths = sorted((release / folder).glob("*.xml"))
+            if self.config.split != "all":
+                paths = [p for p in paths if split_of(p.stem, source) == self.config.split]
             yield from ((p, source) for p in paths[: self.config.max_files])
 
     def read(self, path: Path | None) -> Iterator[Example]:
