@@ -232,6 +232,9 @@ def eval_group() -> None:
 @click.option("--output", "output", type=click.Path(path_type=Path), help="file or folder to write")
 @click.option("--set", "reader_sets", multiple=True, metavar="KEY=VALUE", help="an option of the input dataset")
 @click.option("--to-set", "writer_sets", multiple=True, metavar="KEY=VALUE", help="an option of the output dataset")
+@click.option("--sample", type=click.IntRange(min=1), help="write a random sample of N examples (in input order) instead of all")
+@click.option("--seed", type=int, default=0, show_default=True, help="random seed of --sample")
+@click.option("--rest", type=click.Path(path_type=Path), help="with --sample: write the examples not sampled here (same format)")
 @click.pass_context
 def convert_group(
     ctx: click.Context,
@@ -241,6 +244,9 @@ def convert_group(
     output: Path | None,
     reader_sets: tuple[str, ...],
     writer_sets: tuple[str, ...],
+    sample: int | None,
+    seed: int,
+    rest: Path | None,
 ) -> None:
     """Convert a dataset between formats: `spanaug convert --dataset conll-ner --input eng.train --to jsonl --output x.jsonl`.
 
@@ -261,7 +267,22 @@ def convert_group(
     if not isinstance(writer, DatasetWriter):
         writers = [e.name for e in registry.entries("dataset") if callable(getattr(e.cls, "write", None))]
         raise SpanaugError(f"dataset '{to}' cannot write; datasets that can: {', '.join(writers)}")
-    count = writer.write(reader.read(input_path), output)
+    if rest is not None and sample is None:
+        raise click.UsageError("--rest needs --sample")
+    if sample is None:
+        count = writer.write(reader.read(input_path), output)
+    else:
+        import random
+
+        # A sample needs the count first, so the input is held in memory.
+        examples = list(reader.read(input_path))
+        if sample > len(examples):
+            raise SpanaugError(f"--sample {sample}: {input_path} holds only {len(examples)} examples")
+        chosen = set(random.Random(seed).sample(range(len(examples)), sample))
+        count = writer.write((e for i, e in enumerate(examples) if i in chosen), output)
+        if rest is not None:
+            others = writer.write((e for i, e in enumerate(examples) if i not in chosen), rest)
+            note(f"wrote the other {others} examples to {rest}")
     note(f"wrote {count} examples to {output}")
 
 
