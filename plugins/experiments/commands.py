@@ -1,0 +1,233 @@
+"""``spanaug experiment``: learning curves (``learning-curve``) and the lexical-substitution baseline (``lexsub``).
+
+The commands read the gold data with any dataset reader, the augmented records from a
+run folder (or its ``augmented.jsonl``), apply the filters asked for, and hand the rest
+to :mod:`spanaug_experiments.curve`. One frozen-encoder cache serves every model of a
+curve, so each sentence is encoded once however many models are trained.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import click
+
+from spanaug_core.console import note, out_console, progress_callback
+from spanaug_core.errors import ConfigError
+
+EXISTING = click.Path(exists=True, path_type=Path)
+EXPERIMENT = "experiment.json"
+PLOT = "learning-curve.png"
+
+
+@click.group("experiment")
+def experiment_group() -> None:
+    """Measure whether augmented data helps a downstream model."""
+
+
+def _augmented_file(path: Path) -> tuple[Path, dict[str, Any]]:
+    """The records file and the manifest of a run folder (or of the folder holding the file)."""
+    from spanaug_core.output import AUGMENTED
+    from spanaug_report.rundir import read_manifest
+
+    folder = path if path.is_dir() else path.parent
+    return (path / AUGMENTED if path.is_dir() else path), read_manifest(folder)
+
+
+def _filter_specs(specs: Sequence[str]) -> list[dict[str, Any]]:
+    """``--filter`` values: a name, or a YAML mapping with ``name`` and options."""
+    from spanaug_core.config import parse_value
+
+    out = []
+    for spec in specs:
+        value = parse_value(spec)
+        if isinstance(value, str):
+            value = {"name": value}
+        if not isinstance(value, dict) or "name" not in value:
+            raise ConfigError(f"--filter {spec!r}: expected a filter name or a mapping such as '{{name: similarity, min_cosine: 0.8}}'")
+        out.append(value)
+    return out
+
+
+def load_additions(
+    augmented: Path, pool: Sequence[Any], filters: Sequence[dict[str, Any]], conditions: Sequence[str], rewrite_roles: Sequence[str] | None
+) -> tuple[dict[str, dict[str, list[Any]]], dict[str, Any]]:
+    """Per condition, the extra examples of each pool example; and counts of what was kept and why not."""
+    from spanaug_core.plugins import default_registry
+    from spanaug_core.protocols import FilterContext
+    from spanaug_core.types import Example
+    from spanaug_experiments.lexsub import lexical_substitutions
+    from spanaug_judge.tasks import read_records
+
+    path, manifest = _augmented_file(augmented)
+    records = read_records(path)
+    sources = {e.id: e for e in pool}
+    registry = default_registry()
+    made = [registry.create("filter", f["name"], **{k: v for k, v in f.items() if k != "name"}) for f in filters]
+    counts: Counter[str] = Counter(records=len(records))
+    kept = []
+    seen: dict[str, set[str]] = defaultdict(set)
+    for record in records:
+        source = sources.get(record.source_id)
+        if source is None:
+            counts["source not in the gold pool"] += 1
+            continue
+        context = FilterContext(source=source, previous_texts=frozenset(seen[record.source_id]))
+        dropped_by = next((f.name for f in made if f.check(record, context) is not None), None)
+        seen[record.source_id].add(record.text)
+        if dropped_by is not None:
+            counts[f"dropped by {dropped_by}"] += 1
+            continue
+        kept.append(record)
+    counts["kept"] = len(kept)
+    additions: dict[str, dict[str, list[Any]]] = {}
+    if "augmented" in conditions:
+        additions["augmented"] = defaultdict(list)
+        for r in kept:
+            meta = {"source_id": r.source_id, "iteration": r.iteration}
+            additions["augmented"][r.source_id].append(Example(id=r.id, tokens=r.tokens, spans=r.spans, meta=meta))
+    if "lexsub" in conditions:
+        roles = rewrite_roles or (manifest.get("config") or {}).get("rewrite_roles") or ["target"]
+        subs = lexical_substitutions(kept, sources, roles)
+        additions["lexsub"] = defaultdict(list)
+        for e in subs.examples:
+            additions["lexsub"][e.meta["source_id"]].append(e)
+        counts.update({f"lexsub: {why}": n for why, n in subs.dropped.items()})
+        counts["lexsub: kept"] = len(subs.examples)
+    return additions, dict(counts)
+
+
+@experiment_group.command("learning-curve")
+@click.option("--trainer", "trainer_name", required=True, help="downstream trainer (see `spanaug list trainer`): ner, srl, frame-id")
+@click.option("--dataset", required=True, help="format of --train/--dev/--test (a dataset name, e.g. jsonl, conll-ner)")
+@click.option("--train", "train_path", required=True, type=EXISTING, help="the gold training pool the fractions are taken from")
+@click.option("--dev", "dev_path", type=EXISTING, help="dev data for early stopping (the same for every model)")
+@click.option("--test", "test_path", required=True, type=EXISTING, help="test data every model is scored on")
+@click.option("--augmented", type=EXISTING, help="run folder (or its augmented.jsonl) whose records augment the pool")
+@click.option("--conditions", default="gold,augmented", show_default=True, help="comma-separated: gold, augmented, lexsub")
+@click.option("--fractions", default="0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.9,1", show_default=True, help="comma-separated shares of the pool")
+@click.option("--seeds", type=click.IntRange(min=1), default=5, show_default=True, help="resampled subsets per fraction")
+@click.option("--filter", "filters", multiple=True, metavar="SPEC",
+              help="filter applied to the augmented records first: a name or '{name: similarity, min_cosine: 0.8}' (repeatable)")
+@click.option("--rewrite-role", "rewrite_roles", multiple=True, help="lexsub: the role of the rewritten span  [default: the run's rewrite_roles]")
+@click.option("--set", "assignments", multiple=True, metavar="KEY=VALUE", help="trainer.OPTION=V or dataset.OPTION=V, e.g. trainer.epochs=15")
+@click.option("--out", required=True, type=click.Path(file_okay=False, path_type=Path), help="folder for results.csv, summary.csv and the plot")
+@click.option("--keep-models", is_flag=True, help="keep every trained model under OUT/models (default: deleted once scored)")
+@click.option("--progress/--no-progress", default=None, help="show a progress bar  [default: when stderr is a terminal]")
+def learning_curve_command(
+    trainer_name: str, dataset: str, train_path: Path, dev_path: Path | None, test_path: Path, augmented: Path | None,
+    conditions: str, fractions: str, seeds: int, filters: tuple[str, ...], rewrite_roles: tuple[str, ...],
+    assignments: tuple[str, ...], out: Path, keep_models: bool, progress: bool | None,
+) -> None:
+    """Train on growing shares of the gold data, with and without augmented data, and plot test F1.
+
+    Every (fraction, seed) trains one model per condition on the same gold subset; rows go
+    to OUT/results.csv as models finish (a rerun with the same options skips them), then
+    OUT/summary.csv (mean and std over seeds) and OUT/learning-curve.png are written.
+    """
+    from spanaug_core.cli import component_options
+    from spanaug_core.plugins import default_registry
+    from spanaug_experiments.curve import SUMMARY, CurveOptions, run_curve, summarize, write_summary
+    from spanaug_experiments.plot import plot_curve
+
+    from pydantic import ValidationError
+
+    try:
+        shares = tuple(float(f) for f in fractions.split(",") if f.strip())
+    except ValueError:
+        raise click.BadParameter(f"expected comma-separated numbers, got {fractions!r}", param_hint="--fractions") from None
+    try:
+        options = CurveOptions(fractions=shares, seeds=seeds, conditions=tuple(c.strip() for c in conditions.split(",") if c.strip()))
+    except ValidationError as exc:
+        raise click.UsageError("; ".join(e["msg"].removeprefix("Value error, ") for e in exc.errors())) from None
+    if options.conditions != ("gold",) and augmented is None:
+        raise click.UsageError(f"conditions {', '.join(c for c in options.conditions if c != 'gold')} need --augmented RUN_DIR")
+    sets = component_options(assignments, ("trainer", "dataset"))
+    registry = default_registry()
+    registry.create("trainer", trainer_name, **sets["trainer"])  # bad options fail before any data is read
+    filter_specs = _filter_specs(filters)
+    record = {
+        **options.model_dump(mode="json"), "trainer": trainer_name, "trainer_options": sets["trainer"], "dataset": dataset,
+        "dataset_options": sets["dataset"], "train": str(train_path), "dev": str(dev_path) if dev_path else None,
+        "test": str(test_path), "augmented": str(augmented) if augmented else None, "filters": filter_specs,
+        "rewrite_roles": list(rewrite_roles) or None,
+    }
+    _check_same_experiment(out, record)
+    reader = registry.create("dataset", dataset, **sets["dataset"])
+    pool, test = list(reader.read(train_path)), list(reader.read(test_path))
+    dev = list(reader.read(dev_path)) if dev_path else None
+    additions, counts = ({}, {}) if augmented is None else load_additions(augmented, pool, filter_specs, options.conditions, rewrite_roles or None)
+    if counts:
+        note("augmented records: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
+    shared: dict[str, Any] = {}
+
+    def train_and_test(examples: list[Any], model_dir: Path, seed: int) -> tuple[dict[str, float], dict[str, float]]:
+        trainer = registry.create("trainer", trainer_name, **{**sets["trainer"], "seed": seed})
+        if hasattr(trainer, "vectors"):
+            from spanaug_trainers.vectors import WordVectors
+
+            c = trainer.config
+            trainer.vectors = shared.setdefault("vectors", WordVectors(c.encoder, c.device, c.max_length))
+        metrics = trainer.train(examples, dev, model_dir)
+        return metrics, trainer.evaluate(model_dir, test)
+
+    out.mkdir(parents=True, exist_ok=True)
+    (out / EXPERIMENT).write_text(json.dumps({**record, "command": "spanaug " + " ".join(sys.argv[1:]), "augmented_counts": counts},
+                                             indent=2) + "\n", encoding="utf-8")
+    with progress_callback("models", enabled=progress) as on_progress:
+        rows = run_curve(pool, additions, train_and_test, options, out, keep_models, on_progress)
+    points = summarize(rows)
+    write_summary(points, out / SUMMARY)
+    plot_curve(points, out / PLOT, f"{trainer_name}: {len(pool)} gold examples in the pool, {options.seeds} seed(s)")
+    _print_summary(points, options.conditions)
+    note(f"wrote {out / 'results.csv'}, {out / SUMMARY} and {out / PLOT}")
+
+
+def _check_same_experiment(out: Path, record: dict[str, Any]) -> None:
+    """A rerun may only continue the same experiment: its results would otherwise mix."""
+    path = out / EXPERIMENT
+    if not path.is_file():
+        return
+    before = json.loads(path.read_text(encoding="utf-8"))
+    differ = sorted(k for k in record if before.get(k) != record[k])
+    if differ:
+        raise ConfigError(f"{out} holds another experiment ({', '.join(differ)} differ); pick another --out or remove it")
+
+
+def _print_summary(points: Sequence[Any], conditions: Sequence[str]) -> None:
+    from rich.table import Table
+
+    table = Table(title="test F1 (%), mean ± std over seeds")
+    table.add_column("fraction", justify="right")
+    for c in conditions:
+        table.add_column(c, justify="right")
+    by = {(p.condition, p.fraction): p for p in points}
+    for fraction in sorted({p.fraction for p in points}):
+        cells = [by.get((c, fraction)) for c in conditions]
+        table.add_row(f"{fraction:g}", *(f"{100 * p.mean:.1f} ± {100 * p.std:.1f}" if p else "" for p in cells))
+    out_console.print(table)
+
+
+@experiment_group.command("lexsub")
+@click.option("--augmented", required=True, type=EXISTING, help="run folder (or its augmented.jsonl)")
+@click.option("--dataset", required=True, help="format of --input (e.g. jsonl)")
+@click.option("--input", "input_path", required=True, type=EXISTING, help="the source examples the run augmented")
+@click.option("--output", required=True, type=click.Path(dir_okay=False, path_type=Path), help="JSONL file to write")
+@click.option("--rewrite-role", "rewrite_roles", multiple=True, help="role of the rewritten span  [default: the run's rewrite_roles]")
+@click.option("--filter", "filters", multiple=True, metavar="SPEC", help="filter applied to the records first (repeatable)")
+def lexsub_command(
+    augmented: Path, dataset: str, input_path: Path, output: Path, rewrite_roles: tuple[str, ...], filters: tuple[str, ...]
+) -> None:
+    """Write the lexical-substitution baseline of a run: source sentences with only the aligned span swapped in."""
+    from spanaug_core.plugins import create
+
+    pool = list(create("dataset", dataset).read(input_path))
+    additions, counts = load_additions(augmented, pool, _filter_specs(filters), ("lexsub",), rewrite_roles or None)
+    count = create("dataset", "jsonl").write((e for examples in additions["lexsub"].values() for e in examples), output)
+    note(", ".join(f"{k} {v}" for k, v in counts.items()))
+    note(f"wrote {count} substituted examples to {output}")

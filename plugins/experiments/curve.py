@@ -1,0 +1,210 @@
+"""Learning curves: does adding augmented data help a model trained on a fraction of the gold data?
+
+For every seed the gold training pool is shuffled once and each fraction takes a prefix
+of that order, so a seed's subsets are nested and every condition at one (fraction,
+seed) sees the same gold sentences (paired comparisons; Culkin et al. 2021 §6.3, Fig. 8):
+
+- ``gold``: the subset alone;
+- ``augmented``: the subset plus the (filtered) augmented records whose source is in it;
+- ``lexsub``: the subset plus the lexical-substitution baseline made from those records.
+
+Each cell trains one model (the trainer's seed is the cell's seed), early-stops on dev
+and is scored on test. A row per cell is appended to ``results.csv`` as soon as the cell
+is done, so an interrupted experiment keeps its rows and a rerun skips them.
+"""
+
+from __future__ import annotations
+
+import csv
+import random
+import shutil
+import statistics
+import tempfile
+import time
+from collections import defaultdict
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from spanaug_core.errors import ConfigError, DataError
+from spanaug_core.protocols import ProgressCallback, ProgressEvent
+from spanaug_core.types import Example
+
+CONDITIONS = ("gold", "augmented", "lexsub")
+RESULTS = "results.csv"
+SUMMARY = "summary.csv"
+COLUMNS = ("condition", "fraction", "seed", "gold_examples", "added_examples", "dev_f1",
+           "test_precision", "test_recall", "test_f1", "epochs_run", "seconds")
+
+
+class CurveOptions(BaseModel):
+    """Which cells a learning curve trains."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    fractions: tuple[float, ...] = Field(default=tuple(k / 10 for k in range(1, 11)), min_length=1)
+    seeds: int = Field(default=5, ge=1, description="resampled subsets (and initialisations) per fraction")
+    conditions: tuple[str, ...] = Field(default=("gold", "augmented"), min_length=1)
+
+    @field_validator("fractions")
+    @classmethod
+    def _fractions(cls, value: tuple[float, ...]) -> tuple[float, ...]:
+        if any(not 0 < f <= 1 for f in value):
+            raise ValueError(f"fractions must lie in (0, 1], got {list(value)}")
+        return tuple(sorted(set(value)))
+
+    @field_validator("conditions")
+    @classmethod
+    def _conditions(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        unknown = [c for c in value if c not in CONDITIONS]
+        if unknown:
+            raise ValueError(f"unknown condition(s) {unknown}; choose from {list(CONDITIONS)}")
+        return tuple(dict.fromkeys(value))
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One model to train."""
+
+    condition: str
+    fraction: float
+    seed: int
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        return (self.condition, f"{self.fraction:g}", str(self.seed))
+
+
+# (training examples, model folder, seed) -> (the trainer's metrics, test scores)
+TrainAndTest = Callable[[list[Example], Path, int], tuple[dict[str, float], dict[str, float]]]
+
+
+def subset(pool: Sequence[Example], fraction: float, seed: int) -> list[Example]:
+    """The first ``fraction`` of the pool in seed ``seed``'s order (at least one example)."""
+    order = list(range(len(pool)))
+    random.Random(seed).shuffle(order)
+    return [pool[i] for i in order[: max(1, round(fraction * len(pool)))]]
+
+
+def cells(options: CurveOptions) -> list[Cell]:
+    """Every cell, smallest fraction first (the cheap, most telling cells land first)."""
+    return [Cell(c, f, s) for f in options.fractions for s in range(options.seeds) for c in options.conditions]
+
+
+def done_keys(path: Path) -> set[tuple[str, str, str]]:
+    """Cells already in a results file (a rerun skips them)."""
+    if not path.exists():
+        return set()
+    with path.open(encoding="utf-8", newline="") as fh:
+        reader = csv.DictReader(fh)
+        if reader.fieldnames is None or tuple(reader.fieldnames) != COLUMNS:
+            raise DataError(f"expected the columns {', '.join(COLUMNS)}; remove the file or pick another --out", path, 1)
+        return {(row["condition"], row["fraction"], row["seed"]) for row in reader}
+
+
+def run_curve(
+    pool: Sequence[Example],
+    additions: Mapping[str, Mapping[str, Sequence[Example]]],
+    train_and_test: TrainAndTest,
+    options: CurveOptions,
+    out_dir: Path,
+    keep_models: bool = False,
+    progress: ProgressCallback | None = None,
+) -> list[dict[str, str]]:
+    """Train every cell not yet in ``out_dir/results.csv``, appending a row each; returns all rows.
+
+    ``additions[condition][source_id]`` are the extra examples a condition adds for a gold
+    example (``gold`` needs none).
+    """
+    missing = [c for c in options.conditions if c != "gold" and c not in additions]
+    if missing:
+        raise ConfigError(f"condition(s) {missing} need their extra examples (augmented records)")
+    if not pool:
+        raise ConfigError("the gold training pool is empty")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    results = out_dir / RESULTS
+    done = done_keys(results)
+    todo = [cell for cell in cells(options) if cell.key not in done]
+    report = progress or (lambda event: None)
+    new_file = not results.exists()
+    with results.open("a", encoding="utf-8", newline="") as fh:
+        writer = csv.writer(fh)
+        if new_file:
+            writer.writerow(COLUMNS)
+            fh.flush()
+        for n, cell in enumerate(todo, 1):
+            gold = subset(pool, cell.fraction, cell.seed)
+            extra = [] if cell.condition == "gold" else [e for g in gold for e in additions[cell.condition].get(g.id, ())]
+            started = time.perf_counter()
+            model_dir = out_dir / "models" / "-".join(cell.key) if keep_models else Path(tempfile.mkdtemp(prefix="spanaug-curve-"))
+            try:
+                dev, test = train_and_test([*gold, *extra], model_dir, cell.seed)
+            finally:
+                if not keep_models:
+                    shutil.rmtree(model_dir, ignore_errors=True)
+            writer.writerow([
+                cell.condition, f"{cell.fraction:g}", cell.seed, len(gold), len(extra),
+                _fmt(dev.get("dev_f1")), _fmt(test["precision"]), _fmt(test["recall"]), _fmt(test["f1"]),
+                int(dev.get("epochs_run", 0)), f"{time.perf_counter() - started:.1f}",
+            ])
+            fh.flush()  # a row on disk per model: Ctrl-C loses at most the model in training
+            report(ProgressEvent("models", n, len(todo), message=f"{cell.condition} {cell.fraction:g} seed {cell.seed}: test F1 {test['f1']:.3f}"))
+    return read_rows(results)
+
+
+def _fmt(value: float | None) -> str:
+    return "" if value is None else f"{value:.4f}"
+
+
+def read_rows(path: Path) -> list[dict[str, str]]:
+    """The rows of a results file."""
+    with path.open(encoding="utf-8", newline="") as fh:
+        return list(csv.DictReader(fh))
+
+
+@dataclass(frozen=True)
+class Point:
+    """Mean and sample standard deviation of test F1 over a (condition, fraction)'s seeds."""
+
+    condition: str
+    fraction: float
+    runs: int
+    mean: float
+    std: float
+    gold_examples: float
+    added_examples: float
+
+
+def summarize(rows: Sequence[Mapping[str, str]]) -> list[Point]:
+    """One point per (condition, fraction), in condition then fraction order."""
+    groups: dict[tuple[str, float], list[Mapping[str, str]]] = defaultdict(list)
+    for row in rows:
+        groups[(row["condition"], float(row["fraction"]))].append(row)
+    order = {c: i for i, c in enumerate(CONDITIONS)}
+    points = []
+    for (condition, fraction), group in sorted(groups.items(), key=lambda kv: (order.get(kv[0][0], 99), kv[0][1])):
+        f1 = [float(r["test_f1"]) for r in group]
+        points.append(Point(
+            condition, fraction, len(f1), statistics.fmean(f1), statistics.stdev(f1) if len(f1) > 1 else 0.0,
+            statistics.fmean(float(r["gold_examples"]) for r in group),
+            statistics.fmean(float(r["added_examples"]) for r in group),
+        ))
+    return points
+
+
+def write_summary(points: Sequence[Point], path: Path) -> None:
+    """``summary.csv``: one line per point."""
+    with path.open("w", encoding="utf-8", newline="") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(["condition", "fraction", "runs", "test_f1_mean", "test_f1_std", "gold_examples", "added_examples"])
+        for p in points:
+            writer.writerow([p.condition, f"{p.fraction:g}", p.runs, f"{p.mean:.4f}", f"{p.std:.4f}",
+                             f"{p.gold_examples:.1f}", f"{p.added_examples:.1f}"])
+
+
+def options_record(options: CurveOptions, **extra: Any) -> dict[str, Any]:
+    """What ``experiment.json`` records: the options and whatever the caller adds (command, inputs)."""
+    return {**options.model_dump(mode="json"), **extra}

@@ -1,0 +1,115 @@
+"""`spanaug experiment learning-curve` and `lexsub` end to end on tiny data with the tiny encoder."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+import pytest
+
+from spanaug_core.postag import find_tagger
+
+SENTENCES = [
+    ("the man saw the red car .", [(1, 2, "PER"), (4, 6, "VEH")]),
+    ("she bought a blue auto .", [(0, 1, "PER"), (3, 5, "VEH")]),
+    ("the cat sat on the mat .", [(1, 2, "ANI")]),
+    ("a dog lay on the rug .", [(1, 2, "ANI")]),
+    ("he watched the big dog .", [(0, 1, "PER"), (4, 5, "ANI")]),
+    ("the woman purchased a small car .", [(1, 2, "PER"), (4, 6, "VEH")]),
+]
+PARAPHRASES = {0: "the man watched the red car .", 1: "she purchased a blue auto .", 4: "he saw the big dog ."}
+
+
+def _jsonl(path, rows) -> None:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+
+
+@pytest.fixture
+def data(tmp_path):
+    gold = [{"id": f"s{i}", "tokens": text.split(), "spans": [{"start": s, "end": e, "label": lab, "role": "entity"} for s, e, lab in spans]}
+            for i, (text, spans) in enumerate(SENTENCES)]
+    _jsonl(tmp_path / "gold.jsonl", gold)
+    run = tmp_path / "run"
+    run.mkdir()
+    records = [{"id": f"s{i}/it1", "source_id": f"s{i}", "target": None, "iteration": 1, "tokens": text.split(), "text": text,
+                "spans": gold[i]["spans"], "scores": {"paraphrase": -0.5, "alignment": 1.0}, "constraints": {}}
+               for i, text in PARAPHRASES.items()]
+    _jsonl(run / "augmented.jsonl", records)
+    return tmp_path
+
+
+@pytest.fixture
+def spanaug(cli):
+    return cli("experiments,trainers,jsonl,aligners,filters")
+
+
+def test_learning_curve_writes_rows_summary_and_plot(spanaug, data, tiny_encoder, capsys) -> None:
+    out = data / "curve"
+    args = ["experiment", "learning-curve", "--trainer", "ner", "--dataset", "jsonl", "--train", data / "gold.jsonl",
+            "--dev", data / "gold.jsonl", "--test", data / "gold.jsonl", "--augmented", data / "run", "--fractions", "0.5,1",
+            "--seeds", "2", "--set", f"trainer.encoder={tiny_encoder}", "--set", "trainer.epochs=2", "--set", "trainer.hidden=8",
+            "--out", out, "--no-progress"]
+    assert spanaug(*args) == 0, capsys.readouterr().err
+    printed = capsys.readouterr()
+    assert "records 3, kept 3" in printed.err and "test F1 (%), mean ± std over seeds" in printed.out
+    with (out / "results.csv").open() as fh:
+        rows = list(csv.DictReader(fh))
+    assert len(rows) == 8
+    full = [r for r in rows if r["fraction"] == "1"]
+    assert {r["added_examples"] for r in full if r["condition"] == "augmented"} == {"3"}
+    assert all(r["gold_examples"] == "6" for r in full) and all(0 <= float(r["test_f1"]) <= 1 for r in rows)
+    assert (out / "summary.csv").read_text().count("\n") == 5
+    pytest.importorskip("matplotlib")
+    assert (out / "learning-curve.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    recorded = json.loads((out / "experiment.json").read_text())
+    assert recorded["seeds"] == 2 and recorded["augmented_counts"]["kept"] == 3
+
+    assert spanaug(*args) == 0  # a rerun trains nothing new
+    with (out / "results.csv").open() as fh:
+        assert len(list(csv.DictReader(fh))) == 8
+    changed = [a if a != "2" else "3" for a in args]
+    assert spanaug(*changed) == 2
+    assert "holds another experiment (seeds differ)" in capsys.readouterr().err
+
+
+def test_learning_curve_errors(spanaug, data, capsys) -> None:
+    base = ["experiment", "learning-curve", "--trainer", "ner", "--dataset", "jsonl", "--train", data / "gold.jsonl",
+            "--test", data / "gold.jsonl", "--out", data / "o"]
+    assert spanaug(*base) == 2
+    assert "need --augmented RUN_DIR" in capsys.readouterr().err
+    assert spanaug(*base, "--conditions", "gold,paraphrase", "--augmented", data / "run") == 2
+    assert "unknown condition" in capsys.readouterr().err
+    assert spanaug(*base, "--conditions", "gold", "--fractions", "0,1") == 2
+    assert "fractions must lie in (0, 1]" in capsys.readouterr().err
+    assert spanaug(*base, "--augmented", data / "run", "--filter", "[1, 2]") == 2
+    assert "expected a filter name or a mapping" in capsys.readouterr().err
+    assert spanaug(*base, "--conditions", "gold", "--set", "trainer.epoch=2") == 2
+    assert "unknown option 'epoch'" in capsys.readouterr().err
+
+
+def test_filters_apply_before_training(spanaug, data, tiny_encoder, capsys) -> None:
+    args = ["experiment", "learning-curve", "--trainer", "ner", "--dataset", "jsonl", "--train", data / "gold.jsonl",
+            "--test", data / "gold.jsonl", "--augmented", data / "run", "--fractions", "1", "--seeds", "1",
+            "--filter", "{name: paraphrase-score, min_score: 0}", "--set", f"trainer.encoder={tiny_encoder}",
+            "--set", "trainer.epochs=1", "--out", data / "f", "--no-progress"]
+    assert spanaug(*args) == 0, capsys.readouterr().err
+    assert "dropped by paraphrase-score 3" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(find_tagger().tagger is None, reason="no POS tagger installed (pip install 'spanaug[pos]')")
+def test_lexsub_command_writes_the_baseline(spanaug, tmp_path, capsys) -> None:
+    source = {"id": "s1", "tokens": "she bought a car .".split(), "spans": [
+        {"start": 1, "end": 2, "label": "Commerce_buy", "role": "target", "group": "1"},
+        {"start": 0, "end": 1, "label": "Buyer", "role": "argument", "group": "1"}]}
+    _jsonl(tmp_path / "src.jsonl", [source])
+    run = tmp_path / "run"
+    run.mkdir()
+    _jsonl(run / "augmented.jsonl", [{"id": "s1/s0/it1", "source_id": "s1", "target": 0, "iteration": 1,
+                                      "tokens": "she purchased a car .".split(), "text": "she purchased a car .",
+                                      "spans": [{"start": 1, "end": 2, "label": "Commerce_buy", "role": "target", "group": "1"}],
+                                      "scores": {}, "constraints": {}}])
+    out = tmp_path / "lexsub.jsonl"
+    assert spanaug("experiment", "lexsub", "--augmented", run, "--dataset", "jsonl", "--input", tmp_path / "src.jsonl", "--output", out) == 0
+    (row,) = [json.loads(line) for line in out.read_text().splitlines()]
+    assert row["tokens"] == ["she", "purchased", "a", "car", "."] and row["meta"]["source_id"] == "s1"
+    assert "lexsub: kept 1" in capsys.readouterr().err

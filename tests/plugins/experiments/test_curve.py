@@ -1,0 +1,104 @@
+"""Learning-curve bookkeeping: nested resampled subsets, paired conditions, resumable rows, summary."""
+
+from __future__ import annotations
+
+import csv
+
+import pytest
+
+from spanaug_core.errors import ConfigError, DataError
+from spanaug_core.types import Example
+from spanaug_experiments.curve import COLUMNS, CurveOptions, cells, run_curve, subset, summarize, write_summary
+
+POOL = [Example(id=f"g{i}", tokens=("w",) * (i + 1)) for i in range(10)]
+EXTRA = {"augmented": {f"g{i}": [Example(id=f"g{i}/a{k}", tokens=("x",)) for k in range(i % 3)] for i in range(10)}}
+
+
+def fake_trainer(calls: list):
+    """Scores a model by how many examples it saw, so the rows can be checked exactly."""
+
+    def train_and_test(examples, model_dir, seed):
+        calls.append(([e.id for e in examples], seed, model_dir))
+        model_dir.mkdir(parents=True, exist_ok=True)
+        (model_dir / "weights").write_text("w")
+        f1 = len(examples) / 100
+        return {"dev_f1": f1, "epochs_run": 3.0}, {"precision": f1, "recall": f1, "f1": f1}
+
+    return train_and_test
+
+
+def test_subsets_are_nested_per_seed_and_resampled_across_seeds() -> None:
+    small, large = subset(POOL, 0.3, seed=1), subset(POOL, 0.6, seed=1)
+    assert len(small) == 3 and len(large) == 6 and large[:3] == small
+    assert subset(POOL, 0.6, seed=2) != large
+    assert len(subset(POOL, 0.01, seed=0)) == 1  # never an empty training set
+    assert subset(POOL, 1.0, seed=3) != POOL and sorted(e.id for e in subset(POOL, 1.0, seed=3)) == sorted(e.id for e in POOL)
+
+
+def test_options_are_validated() -> None:
+    assert CurveOptions(fractions=(1, 0.5, 0.5)).fractions == (0.5, 1.0)
+    with pytest.raises(ValueError, match=r"fractions must lie in \(0, 1\]"):
+        CurveOptions(fractions=(0, 0.5))
+    with pytest.raises(ValueError, match="unknown condition"):
+        CurveOptions(conditions=("gold", "paraphrase"))
+    assert [c.key for c in cells(CurveOptions(fractions=(0.5,), seeds=2))] == [
+        ("gold", "0.5", "0"), ("augmented", "0.5", "0"), ("gold", "0.5", "1"), ("augmented", "0.5", "1")]
+
+
+def test_conditions_share_the_gold_subset_and_add_only_its_records(tmp_path) -> None:
+    calls: list = []
+    rows = run_curve(POOL, EXTRA, fake_trainer(calls), CurveOptions(fractions=(0.5,), seeds=1), tmp_path)
+    (gold_ids, seed, _), (aug_ids, _, _) = calls
+    gold = [i for i in gold_ids]
+    assert seed == 0 and aug_ids[: len(gold)] == gold
+    added = aug_ids[len(gold) :]
+    assert added == [f"{g}/a{k}" for g in gold for k in range(int(g[1:]) % 3)]
+    assert [r["condition"] for r in rows] == ["gold", "augmented"]
+    assert rows[1]["added_examples"] == str(len(added)) and rows[0]["added_examples"] == "0"
+    assert float(rows[1]["test_f1"]) == pytest.approx(len(aug_ids) / 100)
+
+
+def test_a_rerun_skips_finished_cells_and_rows_survive_an_interrupt(tmp_path) -> None:
+    calls: list = []
+    options = CurveOptions(fractions=(0.5, 1.0), seeds=2)
+
+    def interrupted(examples, model_dir, seed):
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return fake_trainer(calls)(examples, model_dir, seed)
+
+    with pytest.raises(KeyboardInterrupt):
+        run_curve(POOL, EXTRA, interrupted, options, tmp_path)
+    with (tmp_path / "results.csv").open() as fh:
+        assert len(list(csv.DictReader(fh))) == 3  # flushed row by row
+    rest: list = []
+    rows = run_curve(POOL, EXTRA, fake_trainer(rest), options, tmp_path)
+    assert len(rest) == 5 and len(rows) == 8
+    assert len({(r["condition"], r["fraction"], r["seed"]) for r in rows}) == 8
+    assert not (tmp_path / "models").exists() and not any(folder.exists() for *_, folder in rest)  # temporary folders go
+
+
+def test_keep_models_and_bad_inputs(tmp_path) -> None:
+    calls: list = []
+    run_curve(POOL, EXTRA, fake_trainer(calls), CurveOptions(fractions=(1.0,), seeds=1, conditions=("gold",)), tmp_path, keep_models=True)
+    assert (tmp_path / "models" / "gold-1-0" / "weights").is_file()
+    with pytest.raises(ConfigError, match="need their extra examples"):
+        run_curve(POOL, {}, fake_trainer(calls), CurveOptions(conditions=("gold", "lexsub")), tmp_path / "x")
+    with pytest.raises(ConfigError, match="pool is empty"):
+        run_curve([], EXTRA, fake_trainer(calls), CurveOptions(), tmp_path / "y")
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    (bad / "results.csv").write_text("a,b\n1,2\n")
+    with pytest.raises(DataError, match="expected the columns condition, fraction"):
+        run_curve(POOL, EXTRA, fake_trainer(calls), CurveOptions(), bad)
+
+
+def test_summary_means_and_sample_std(tmp_path) -> None:
+    rows = [dict(zip(COLUMNS, [c, "0.5", str(s), "5", "2", "", "", "", f1, "3", "1.0"]))
+            for c, s, f1 in [("gold", 0, "0.5"), ("gold", 1, "0.7"), ("augmented", 0, "0.6"), ("augmented", 1, "0.6")]]
+    points = summarize(rows)
+    assert [(p.condition, p.runs) for p in points] == [("gold", 2), ("augmented", 2)]
+    assert points[0].mean == pytest.approx(0.6) and points[0].std == pytest.approx(0.1414, abs=1e-4)
+    assert points[1].std == 0.0
+    write_summary(points, tmp_path / "summary.csv")
+    assert (tmp_path / "summary.csv").read_text().splitlines()[1] == "gold,0.5,2,0.6000,0.1414,5.0,2.0"
