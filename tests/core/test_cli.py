@@ -95,6 +95,26 @@ def test_convert_between_formats(tmp_path, cli_registry, capsys) -> None:
     assert back.read_text() == (EXAMPLE / "data" / "sample.tsv").read_text()
 
 
+def test_convert_sample_and_rest(tmp_path, cli_registry, capsys) -> None:
+    every = tmp_path / "all.jsonl"
+    assert main(["convert", "--dataset", "slots", "--input", str(EXAMPLE / "data" / "sample.tsv"), "--to", "jsonl", "--output", str(every)]) == 0
+    ids = [json.loads(line)["id"] for line in every.read_text().splitlines()]
+    base = ["convert", "--dataset", "jsonl", "--input", str(every), "--to", "jsonl"]
+    picked, rest = tmp_path / "s.jsonl", tmp_path / "r.jsonl"
+    assert main([*base, "--output", str(picked), "--sample", "2", "--seed", "3", "--rest", str(rest)]) == 0
+    chosen = [json.loads(line)["id"] for line in picked.read_text().splitlines()]
+    others = [json.loads(line)["id"] for line in rest.read_text().splitlines()]
+    assert len(chosen) == 2 and sorted(chosen + others) == sorted(ids) and chosen == [i for i in ids if i in chosen]
+    again = tmp_path / "again.jsonl"
+    assert main([*base, "--output", str(again), "--sample", "2", "--seed", "3"]) == 0
+    assert again.read_text() == picked.read_text()  # the seed fixes the sample
+    capsys.readouterr()
+    assert main([*base, "--output", str(again), "--sample", str(len(ids) + 1)]) == 2
+    assert f"holds only {len(ids)} examples" in capsys.readouterr().err
+    assert main([*base, "--output", str(again), "--rest", str(rest)]) == 2
+    assert "--rest needs --sample" in capsys.readouterr().err
+
+
 def test_help_does_not_import_heavy_libraries() -> None:
     code = (
         "import sys; from spanaug_core.cli import main; rc = main(['list']);"

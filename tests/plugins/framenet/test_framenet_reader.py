@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from spanaug_framenet.reader import FrameNetReader
 from spanaug_framenet.release import SAMPLE, find_release
+from spanaug_framenet.splits import DEV_DOCUMENTS, TEST_DOCUMENTS, split_of
 from spanaug_framenet.tokens import tokenize_with_boundaries
 
 from spanaug_core.errors import DataError
@@ -76,3 +77,21 @@ def test_release_lookup(tmp_path: Path) -> None:
     assert find_release(tmp_path) == tmp_path / "fndata-1.7"
     with pytest.raises(DataError, match="expected a FrameNet release folder"):
         find_release(tmp_path / "fndata-1.7" / "fulltext")
+
+
+def test_split_reads_das_and_smith_documents(tmp_path: Path) -> None:
+    release = shutil.copytree(SAMPLE, tmp_path / "fn")
+    sample = release / "fulltext" / "spanaug_sample.xml"
+    for name in ("KBEval__atm", "Miscellaneous__Hijack"):  # a test and a dev document
+        shutil.copy(sample, release / "fulltext" / f"{name}.xml")
+
+    def files(split: str, source: str = "both") -> list[str]:
+        reader = FrameNetReader(FrameNetReader.Config(split=split, source=source))
+        return sorted({e.meta["file"] for e in reader.read(release)})
+
+    assert files("test") == ["KBEval__atm.xml"] and files("dev") == ["Miscellaneous__Hijack.xml"]
+    train = files("train")
+    assert "spanaug_sample.xml" in train and not {"KBEval__atm.xml", "Miscellaneous__Hijack.xml"} & set(train)
+    assert len(files("all")) == len(train) + 2
+    assert split_of("KBEval__atm", "exemplar") == "train"  # LU exemplar files are always training data
+    assert (len(TEST_DOCUMENTS), len(DEV_DOCUMENTS)) == (23, 8)
