@@ -1,4 +1,4 @@
-"""spanaug plugin trainers: the ``ner`` and ``srl`` downstream taggers and ``spanaug predict``.
+"""spanaug plugin trainers: the ``ner`` and ``srl`` taggers, the ``frame-id`` span classifier, ``spanaug predict``.
 
 Registrations only; the code lives in sibling modules (see docs/trainers.md).
 """
@@ -12,9 +12,10 @@ from spanaug_core.hookspecs import Register, hookimpl
 
 @hookimpl
 def register_trainers(register: Register) -> None:
+    from spanaug_trainers.frame_id import FrameIdTrainer
     from spanaug_trainers.trainers import NerTrainer, SrlTrainer
 
-    for cls in (NerTrainer, SrlTrainer):
+    for cls in (NerTrainer, SrlTrainer, FrameIdTrainer):
         register(cls)
 
 

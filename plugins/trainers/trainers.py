@@ -99,13 +99,14 @@ class TaggerTrainer(ABC):
         """Fit a tagger on ``train``, early-stop on ``dev`` F1, save it to ``out_dir``; returns dev metrics."""
         from spanaug_trainers.tagger import TaggerConfig, save_tagger
         from spanaug_trainers.training import FitOptions, fit
+        from spanaug_trainers.vectors import vectors_for
 
         train_instances = self._all_instances(train)
         dev_instances = self._all_instances(dev) if dev is not None else None
         labels = {label for inst in train_instances for _, _, label in inst.spans}
         if not train_instances or not labels:
             raise ConfigError(f"the {self.name} trainer found nothing to learn: no training instance has a span it tags")
-        vectors = self._vectors(self.config.encoder, self.config.max_length)
+        vectors = vectors_for(self.vectors, self.config.encoder, self.config.device, self.config.max_length)
         c = self.config
         shape = TaggerConfig(
             trainer=self.name, encoder=c.encoder, max_length=c.max_length, dim=vectors.dim, tags=TagSet(labels).tags,
@@ -125,13 +126,14 @@ class TaggerTrainer(ABC):
     def predict(self, model_dir: Path, examples: Iterable[Example]) -> Iterator[Example]:
         """Each example with the spans this trainer tags replaced by the model's predictions."""
         from spanaug_trainers.training import tag
+        from spanaug_trainers.vectors import vectors_for
 
         model = self._model(model_dir)
         stream = iter(examples)
         while chunk := list(islice(stream, PREDICT_CHUNK)):
             per_example = [self.instances(example) for example in chunk]
             flat = [inst for insts in per_example for inst in insts]
-            vectors = self._vectors(model.config.encoder, model.config.max_length)
+            vectors = vectors_for(self.vectors, model.config.encoder, self.config.device, model.config.max_length)
             vectors.encode([inst.tokens for inst in flat])
             predicted = iter(tag(model, flat, vectors, batch_size=max(self.config.batch_size, 64)))
             for example, insts in zip(chunk, per_example):
@@ -146,15 +148,6 @@ class TaggerTrainer(ABC):
         return self._score(gold_instances, predicted_spans)["all"]
 
     # -- shared helpers ---------------------------------------------------------------
-    def _vectors(self, encoder: str, max_length: int) -> WordVectors:
-        """The shared cache when it was set and fits, else a fresh one (dropped after use)."""
-        from spanaug_trainers.vectors import WordVectors
-
-        shared = self.vectors
-        if shared is not None and (shared.encoder_name, shared.max_length) == (encoder, max_length):
-            return shared
-        return WordVectors(encoder, self.config.device, max_length)
-
     def _all_instances(self, examples: Iterable[Example]) -> list[Instance]:
         return [inst for example in examples for inst in self.instances(example)]
 

@@ -4,7 +4,9 @@ Word vectors of every train and dev sentence are encoded once up front (cached i
 :class:`~spanaug_trainers.vectors.WordVectors`); an epoch then shuffles the instances,
 runs mini-batches of the BiLSTM-CRF with Adam and gradient clipping, and scores dev with
 the trainer's metric. Training stops when dev F1 has not improved for ``patience``
-epochs and the best epoch's weights are kept (without dev: the last epoch's).
+epochs (counted from the first epoch with dev F1 above 0) and the best epoch's weights
+are kept (without dev: the last epoch's). ``run_epochs`` is that loop for any model; the
+frame-id classifier uses it too.
 
 This module imports torch at the top: import it only inside functions of light modules.
 """
@@ -79,6 +81,59 @@ def tag(model: BioTagger, instances: Sequence[Instance], vectors: WordVectors, b
     return out
 
 
+def step(model: torch.nn.Module, optimizer: torch.optim.Optimizer, loss: torch.Tensor, clip: float) -> float:
+    """One optimiser step on ``loss`` with gradient-norm clipping; returns the loss."""
+    optimizer.zero_grad()
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), clip)
+    optimizer.step()
+    return loss.item()
+
+
+def run_epochs(
+    model: torch.nn.Module,
+    one_epoch: Callable[[], float],
+    score_dev: Callable[[], dict[str, dict[str, float]]] | None,
+    options: FitOptions,
+    report: ProgressCallback,
+) -> dict[str, Any]:
+    """Train epoch by epoch with early stopping on dev F1; the best epoch's weights are loaded at the end.
+
+    ``one_epoch`` trains one pass and returns its mean loss; ``score_dev`` scores the model
+    on dev (None: no dev, the last epoch is kept). Until dev F1 first rises above 0 every
+    epoch counts as the best and patience does not run: a model on little data (or with a
+    dominant "nothing here" label) may find no span for several epochs, and stopping then
+    would keep an untrained model. Returns the training summary saved with the model.
+    """
+    best: dict[str, Any] = {"f1": 0.0, "epoch": 0, "scores": {}}
+    losses: list[float] = []
+    dev_f1: list[float] = []
+    for epoch in range(1, options.epochs + 1):
+        model.train()
+        losses.append(one_epoch())
+        message = f"loss {losses[-1]:.3f}"
+        if score_dev is not None:
+            model.eval()
+            scores = score_dev()
+            dev_f1.append(scores["all"]["f1"])
+            message += f" dev F1 {dev_f1[-1]:.3f}"
+            if dev_f1[-1] > best["f1"] or best["f1"] == 0.0:
+                best = {"f1": dev_f1[-1], "epoch": epoch, "scores": scores,
+                        "state": {k: v.detach().clone() for k, v in model.state_dict().items()}}
+        report(ProgressEvent("epoch", epoch, options.epochs, message=message))
+        if score_dev is not None and best["f1"] > 0.0 and epoch - best["epoch"] >= options.patience:
+            break
+    if "state" in best:
+        model.load_state_dict(best["state"])
+    return {
+        "epochs_run": len(losses),
+        "best_epoch": best["epoch"] if score_dev is not None else len(losses),
+        "losses": [round(x, 5) for x in losses],
+        "dev_f1": [round(x, 5) for x in dev_f1],
+        "dev": best["scores"],
+    }
+
+
 def fit(
     config: TaggerConfig,
     train: Sequence[Instance],
@@ -97,44 +152,18 @@ def fit(
     gold_tags = [model.tagset.encode(inst.spans, len(inst.tokens)) for inst in train]
     optimizer = torch.optim.Adam(model.parameters(), lr=options.lr)
     order = list(range(len(train)))
-    best: dict[str, Any] = {"f1": -1.0, "epoch": 0, "scores": {}}
-    losses: list[float] = []
-    dev_f1: list[float] = []
-    for epoch in range(1, options.epochs + 1):
-        model.train()
+
+    def one_epoch() -> float:
         shuffler.shuffle(order)
         total = 0.0
         for b in range(0, len(order), options.batch_size):
             rows = order[b : b + options.batch_size]
             x, indicator, tags, mask = batch_tensors([train[i] for i in rows], vectors, [gold_tags[i] for i in rows], options.device)
-            loss = model.loss(x, indicator, tags, mask)
-            optimizer.zero_grad()
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), options.clip)
-            optimizer.step()
-            total += loss.item() * len(rows)
-        losses.append(total / len(train))
-        message = f"loss {losses[-1]:.3f}"
-        if dev:
-            scores = score(dev, tag(model, dev, vectors))
-            dev_f1.append(scores["all"]["f1"])
-            message += f" dev F1 {dev_f1[-1]:.3f}"
-            if dev_f1[-1] > best["f1"]:
-                best = {"f1": dev_f1[-1], "epoch": epoch, "scores": scores,
-                        "state": {k: v.detach().clone() for k, v in model.state_dict().items()}}
-        report(ProgressEvent("epoch", epoch, options.epochs, message=message))
-        if dev and epoch - best["epoch"] >= options.patience:
-            break
-    if "state" in best:
-        model.load_state_dict(best["state"])
+            total += step(model, optimizer, model.loss(x, indicator, tags, mask), options.clip) * len(rows)
+        return total / len(train)
+
+    summary = run_epochs(model, one_epoch, (lambda: score(dev, tag(model, dev, vectors))) if dev else None, options, report)
     model.config = config.model_copy(update={"training": {
-        "epochs_run": len(losses),
-        "best_epoch": best["epoch"] if dev else len(losses),
-        "losses": [round(x, 5) for x in losses],
-        "dev_f1": [round(x, 5) for x in dev_f1],
-        "dev": best["scores"],
-        "train_instances": len(train),
-        "dev_instances": len(dev or []),
-        "options": options.model_dump(),
+        **summary, "train_instances": len(train), "dev_instances": len(dev or []), "options": options.model_dump(),
     }})
     return model.eval()

@@ -61,3 +61,14 @@ class WordVectors:
 
     def __len__(self) -> int:
         return len(self._cache)
+
+
+def vectors_for(shared: WordVectors | None, encoder: str, device: str, max_length: int) -> WordVectors:
+    """``shared`` when it reads with ``encoder`` and ``max_length``, else a fresh cache.
+
+    A caller that trains many models over the same sentences (a learning curve) hands the
+    trainers one cache; every other caller gets a cache that is dropped after use.
+    """
+    if shared is not None and (shared.encoder_name, shared.max_length) == (encoder, max_length):
+        return shared
+    return WordVectors(encoder, device, max_length)

@@ -1,0 +1,223 @@
+"""The ``frame-id`` trainer: find the words that evoke a frame and name the frame (Culkin et al. 2021, §6.3).
+
+Joint trigger and frame identification as span classification: every span of at most
+``max_span`` tokens is labelled with a frame or NULL (no trigger) by the model of
+:mod:`spanaug_trainers.span_classifier`. What a sentence teaches depends on how it was
+annotated. A full-text sentence (``meta["source"]`` in ``negatives_from``) is annotated
+exhaustively, so every unannotated span is a NULL instance — with label smoothing, since
+FrameNet misses some triggers (Das et al. 2014). An exemplar or paraphrase carries one
+annotated target and says nothing about its other spans, so only its targets are
+instances. Prediction keeps the spans whose best label is a frame, the most probable
+first, dropping any that overlap one already kept. The score is F1 over (start, end,
+frame): a trigger counts only with the right span and the right frame.
+
+This module is light (no torch): the model's module is imported inside the methods.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from itertools import islice
+from pathlib import Path
+from typing import TYPE_CHECKING, ClassVar
+
+from pydantic import Field
+
+from spanaug_core.errors import ConfigError
+from spanaug_core.protocols import ProgressCallback
+from spanaug_core.types import Example, Span
+
+from spanaug_trainers.bio import Triple
+from spanaug_trainers.metrics import entity_units, span_scores
+from spanaug_trainers.trainers import PREDICT_CHUNK, TaggerOptions
+
+if TYPE_CHECKING:
+    from spanaug_core.postag import Tagger
+    from spanaug_trainers.span_classifier import SpanClassifier
+    from spanaug_trainers.vectors import WordVectors
+
+log = logging.getLogger(__name__)
+
+Tokens = tuple[str, ...]
+LabelledSpan = tuple[int, int, str | None]  # (start, end exclusive, frame); None: NULL, not a trigger
+ScoredSpan = tuple[int, int, str, float]  # (start, end exclusive, frame, probability)
+TAG_BATCH = 256  # sentences per call of the POS tagger
+
+
+def spans_up_to(length: int, max_span: int) -> list[tuple[int, int]]:
+    """Every span ``(start, end)`` of at most ``max_span`` tokens in a sentence of ``length`` tokens."""
+    return [(i, j) for i in range(length) for j in range(i + 1, min(i + max_span, length) + 1)]
+
+
+@dataclass(frozen=True)
+class FrameSentence:
+    """A sentence, its gold triggers and whether its unannotated spans are true negatives."""
+
+    tokens: Tokens
+    targets: tuple[Triple, ...]  # (start, end, frame), one frame per span, any length
+    exhaustive: bool  # annotated in full (FrameNet full text): every other span is NULL
+
+    def instances(self, max_span: int) -> list[LabelledSpan]:
+        """The spans to learn from: the targets of at most ``max_span`` tokens, plus NULL spans if exhaustive."""
+        frames = {(s, e): frame for s, e, frame in self.targets if e - s <= max_span}
+        if not self.exhaustive:
+            return [(s, e, frame) for (s, e), frame in frames.items()]
+        return [(s, e, frames.get((s, e))) for s, e in spans_up_to(len(self.tokens), max_span)]
+
+
+def resolve_overlaps(scored: Iterable[ScoredSpan]) -> list[Triple]:
+    """The most probable spans that do not overlap a more probable one, in sentence order."""
+    kept: list[ScoredSpan] = []
+    for span in sorted(scored, key=lambda s: (-s[3], s[0], s[1])):
+        if all(span[1] <= k[0] or k[1] <= span[0] for k in kept):
+            kept.append(span)
+    return sorted((s, e, frame) for s, e, frame, _ in kept)
+
+
+def tag_sentences(tagger: Tagger, sentences: Iterable[Tokens]) -> dict[Tokens, list[str]]:
+    """POS tags of each distinct sentence, tagged in batches."""
+    todo = list(dict.fromkeys(tuple(s) for s in sentences))
+    tags: dict[Tokens, list[str]] = {}
+    for i in range(0, len(todo), TAG_BATCH):
+        chunk = todo[i : i + TAG_BATCH]
+        tags.update(zip(chunk, tagger(chunk)))
+    return tags
+
+
+class FrameIdTrainer:
+    """Joint trigger and frame identification: a BiLSTM span classifier over frozen word vectors, characters and POS."""
+
+    name: ClassVar[str] = "frame-id"
+
+    class Config(TaggerOptions):
+        layers: int = Field(default=2, ge=1, description="stacked BiLSTM layers")
+        dropout: float = Field(default=0.3, ge=0.0, lt=1.0, description="dropout on the word inputs, the BiLSTM output and in the feed-forward layer")
+        patience: int = Field(default=5, ge=1, description="epochs without a better dev F1 before stopping, counted once an epoch finds a correct trigger")
+        batch_size: int = Field(default=16, ge=1, description="sentences per step")
+        max_span: int = Field(default=3, ge=1, description="longest span (tokens) that can be a trigger")
+        span_hidden: int = Field(default=128, ge=1, description="hidden units of the span LSTM and the feed-forward layer")
+        char_dim: int = Field(default=16, ge=1, description="character embedding size")
+        char_filters: int = Field(default=32, ge=1, description="character CNN filters (width 3)")
+        pos_dim: int = Field(default=16, ge=1, description="POS embedding size (used when a POS tagger is installed)")
+        negative_smoothing: float = Field(default=0.2, ge=0.0, lt=1.0, description="label smoothing on NULL (non-trigger) spans")
+        negatives_from: list[str] = Field(
+            default=["fulltext"], description="meta['source'] values of exhaustively annotated sentences (their other spans are NULL)"
+        )
+
+    def __init__(self, config: FrameIdTrainer.Config) -> None:
+        self.config = config
+        self._loaded: dict[Path, SpanClassifier] = {}
+        self.vectors: WordVectors | None = None  # a cache shared across models (see TaggerTrainer)
+
+    def sentence(self, example: Example) -> FrameSentence:
+        """The frame-id view of an example: its targets (first frame of a span kept) and whether it is exhaustive."""
+        frames: dict[tuple[int, int], str] = {}
+        for span in example.spans:
+            if span.role == "target":
+                # A span evoking two frames keeps the first, as Culkin et al. (footnote 26) do.
+                frames.setdefault((span.start, span.end), span.label)
+        targets = tuple((s, e, frame) for (s, e), frame in frames.items())
+        return FrameSentence(example.tokens, targets, example.meta.get("source") in self.config.negatives_from)
+
+    def with_predictions(self, example: Example, predicted: Sequence[Triple]) -> Example:
+        """``example`` with its targets, and their frame elements, replaced by the predicted triggers."""
+        groups = {s.group for s in example.spans if s.role == "target"}
+        # Frame elements belong to the gold targets; with those gone they would point at nothing.
+        kept = [s for s in example.spans if s.role != "target" and not (s.role == "argument" and s.group in groups)]
+        new = [Span(start=s, end=e, label=frame, role="target", group=f"pred{k}") for k, (s, e, frame) in enumerate(predicted)]
+        return example.model_copy(update={"spans": tuple(sorted([*kept, *new], key=lambda s: (s.start, s.end)))})
+
+    # -- the Trainer protocol ---------------------------------------------------------
+    def train(
+        self,
+        train: Iterable[Example],
+        dev: Iterable[Example] | None,
+        out_dir: Path,
+        progress: ProgressCallback | None = None,
+    ) -> dict[str, float]:
+        """Fit the span classifier on ``train``, early-stop on ``dev`` F1, save it to ``out_dir``; returns dev metrics."""
+        from spanaug_core import postag
+        from spanaug_trainers.span_classifier import ClassifierConfig, fit, save_classifier, vocabulary
+        from spanaug_trainers.training import FitOptions
+        from spanaug_trainers.vectors import vectors_for
+
+        c = self.config
+        train_sentences = [self.sentence(example) for example in train]
+        dev_sentences = [self.sentence(example) for example in dev] if dev is not None else None
+        frames = sorted({frame for s in train_sentences for _, _, frame in s.instances(c.max_span) if frame is not None})
+        if not frames:
+            raise ConfigError(f"the {self.name} trainer found nothing to learn: no training example has a target span "
+                              f"of at most {c.max_span} tokens (role 'target', label = frame)")
+        too_long = sum(e - s > c.max_span for sentence in train_sentences for s, e, _ in sentence.targets)
+        if too_long:
+            log.debug("%d training target(s) longer than %d tokens left out", too_long, c.max_span)
+        choice = postag.find_tagger()
+        if choice.tagger is None:
+            log.info("training frame-id without POS embeddings: %s", choice.description)
+        everything = [s.tokens for s in [*train_sentences, *(dev_sentences or [])]]
+        tags = tag_sentences(choice.tagger, everything) if choice.tagger is not None else None
+        vectors = vectors_for(self.vectors, c.encoder, c.device, c.max_length)
+        shape = ClassifierConfig(
+            trainer=self.name, encoder=c.encoder, max_length=c.max_length, dim=vectors.dim, frames=frames,
+            chars=vocabulary(ch for s in train_sentences for word in s.tokens for ch in word),
+            pos=tags is not None, pos_tags=vocabulary(t for s in train_sentences for t in tags[s.tokens]) if tags is not None else [],
+            tagger=choice.description, hidden=c.hidden, layers=c.layers, dropout=c.dropout, max_span=c.max_span,
+            span_hidden=c.span_hidden, char_dim=c.char_dim, char_filters=c.char_filters, pos_dim=c.pos_dim,
+            negative_smoothing=c.negative_smoothing,
+        )
+        options = FitOptions(**{k: getattr(c, k) for k in FitOptions.model_fields})
+        model = fit(shape, train_sentences, dev_sentences, vectors, tags, self.score, options, progress)
+        save_classifier(model, out_dir)
+        self._loaded[out_dir.resolve()] = model
+        summary = model.config.training
+        metrics = {"epochs_run": float(summary["epochs_run"]), "best_epoch": float(summary["best_epoch"]),
+                   "train_loss": summary["losses"][-1]}
+        if summary["dev"]:
+            metrics.update({f"dev_{key}": summary["dev"]["all"][key] for key in ("precision", "recall", "f1")})
+        return metrics
+
+    def predict(self, model_dir: Path, examples: Iterable[Example]) -> Iterator[Example]:
+        """Each example with its targets replaced by the predicted triggers and frames (frame elements dropped)."""
+        from spanaug_core import postag
+        from spanaug_trainers.span_classifier import classify
+        from spanaug_trainers.vectors import vectors_for
+
+        model = self._model(model_dir)
+        tagger = None
+        if model.config.pos:
+            choice = postag.find_tagger()
+            if choice.tagger is None:
+                raise ConfigError(f"{model_dir} was trained with POS tags ({model.config.tagger}) but no POS tagger is "
+                                  f"installed here: {choice.description}")
+            tagger = choice.tagger
+        stream = iter(examples)
+        while chunk := list(islice(stream, PREDICT_CHUNK)):
+            sentences = [example.tokens for example in chunk]
+            vectors = vectors_for(self.vectors, model.config.encoder, self.config.device, model.config.max_length)
+            vectors.encode(sentences)
+            tags = tag_sentences(tagger, sentences) if tagger is not None else None
+            predicted = classify(model, sentences, vectors, tags, batch_size=max(self.config.batch_size, 64))
+            yield from (self.with_predictions(example, spans) for example, spans in zip(chunk, predicted))
+
+    def evaluate(self, model_dir: Path, examples: Iterable[Example]) -> dict[str, float]:
+        """Precision, recall and F1 of (span, frame) on gold ``examples`` (and the gold/predicted/correct counts)."""
+        gold = list(examples)
+        predicted = [self.sentence(example).targets for example in self.predict(model_dir, gold)]
+        return self.score([self.sentence(example) for example in gold], predicted)["all"]
+
+    def score(self, gold: Sequence[FrameSentence], predicted: Sequence[Sequence[Triple]]) -> dict[str, dict[str, float]]:
+        """Span scores of (start, end, frame) overall and per frame; ``predicted[i]`` goes with ``gold[i]``."""
+        # Targets longer than max_span stay in the gold: missed, as in Culkin et al. (footnote 27).
+        return span_scores([entity_units(s.targets) for s in gold], [entity_units(spans) for spans in predicted])
+
+    # -- helpers ----------------------------------------------------------------------
+    def _model(self, model_dir: Path) -> SpanClassifier:
+        """The saved classifier in ``model_dir`` (loaded once per trainer), checked to be a frame-id model."""
+        from spanaug_trainers.span_classifier import load_classifier
+
+        key = model_dir.resolve()
+        if key not in self._loaded:
+            self._loaded[key] = load_classifier(model_dir, self.name, self.config.device)
+        return self._loaded[key]

@@ -1,0 +1,321 @@
+"""A span classifier over a sentence: every short span gets a label or NULL (the frame-id model).
+
+Each word is the concatenation of its frozen encoder vector (cached in
+:class:`~spanaug_trainers.vectors.WordVectors`), a character CNN (width 3, max-pooled over
+the word's first ``MAX_CHARS`` characters) and, when a POS tagger was available at
+training time, a POS embedding. A stacked BiLSTM reads the words; a unidirectional LSTM
+reads each span of at most ``max_span`` tokens of its output, and its last state goes
+through a feed-forward layer to logits over NULL (index 0) and the labels. All spans of
+a batch are gathered into one padded ``(spans, max_span, 2 * hidden)`` tensor and packed,
+so the span LSTM runs once per batch. The BiLSTM states and the span state are layer
+normalised (not in Culkin et al.): without it the stacked LSTMs start out nearly constant
+and training sat at the NULL prior for hundreds of steps on real FrameNet.
+
+Training minimises cross-entropy against a target distribution per span: one-hot for a
+labelled span; for a NULL span, one-hot smoothed the standard way (Szegedy et al. 2016),
+``(1 - ε)`` on NULL plus ``ε / (labels + 1)`` on every class, since a NULL in FrameNet
+full text may be a trigger nobody annotated. The epochs, early stopping on dev F1 and
+the best weights are :func:`spanaug_trainers.training.run_epochs`. A model folder holds ``model.safetensors`` and
+``config.json`` (:class:`ClassifierConfig`).
+
+This module imports torch at the top: import it only inside functions of light modules.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from spanaug_core.errors import ConfigError
+from spanaug_core.protocols import ProgressCallback
+
+from spanaug_trainers.bio import Triple
+from spanaug_trainers.frame_id import FrameSentence, ScoredSpan, Tokens, resolve_overlaps, spans_up_to
+from spanaug_trainers.tagger import CONFIG_FILE, WEIGHTS_FILE
+from spanaug_trainers.training import FitOptions, run_epochs, step
+from spanaug_trainers.vectors import WordVectors
+
+PAD, UNK = 0, 1  # ids of padding and of unseen symbols in the character and POS vocabularies
+SPECIALS = ["<pad>", "<unk>"]
+MAX_CHARS = 20  # characters of a word the CNN reads
+NULL = 0  # logit index of "no label"
+
+Tags = Mapping[Tokens, Sequence[str]]
+Scorer = Callable[[Sequence[FrameSentence], Sequence[Sequence[Triple]]], dict[str, dict[str, float]]]
+
+
+def vocabulary(symbols: Iterable[str]) -> list[str]:
+    """The id -> symbol list of ``symbols``: padding, unknown, then the symbols sorted."""
+    return [*SPECIALS, *sorted(set(symbols))]
+
+
+class ClassifierConfig(BaseModel):
+    """What a saved span classifier needs to be rebuilt: trainer, encoder, vocabularies, shape."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    trainer: str
+    encoder: str
+    max_length: int
+    dim: int
+    frames: list[str]  # label i + 1 is logit i + 1; logit 0 is NULL
+    chars: list[str]
+    pos: bool
+    pos_tags: list[str]
+    tagger: str  # which POS tagger made the training tags (or why there were none)
+    hidden: int
+    layers: int
+    dropout: float
+    max_span: int
+    span_hidden: int
+    char_dim: int
+    char_filters: int
+    pos_dim: int
+    negative_smoothing: float
+    training: dict[str, Any] = {}
+
+
+@dataclass(frozen=True)
+class Features:
+    """One sentence's inputs, computed once: word vectors (n, dim), character ids (n, MAX_CHARS), POS ids (n,)."""
+
+    words: torch.Tensor
+    chars: torch.Tensor
+    pos: torch.Tensor
+
+
+@dataclass(frozen=True)
+class Batch:
+    """Padded inputs of B sentences and the spans to classify: rows ``(sentence, start, end)``."""
+
+    words: torch.Tensor  # (B, T, dim)
+    chars: torch.Tensor  # (B, T, MAX_CHARS)
+    pos: torch.Tensor  # (B, T)
+    lengths: torch.Tensor  # (B,) on the CPU, as packing wants
+    spans: torch.Tensor  # (N, 3)
+
+
+class SpanClassifier(torch.nn.Module):
+    """Words (vector, character CNN, POS) -> stacked BiLSTM -> span LSTM -> feed-forward -> NULL + label logits."""
+
+    def __init__(self, config: ClassifierConfig) -> None:
+        super().__init__()
+        self.config = config
+        self.char_ids = {ch: i for i, ch in enumerate(config.chars)}
+        self.pos_ids = {tag: i for i, tag in enumerate(config.pos_tags)}
+        self.char_embedding = torch.nn.Embedding(len(config.chars), config.char_dim, padding_idx=PAD)
+        self.char_cnn = torch.nn.Conv1d(config.char_dim, config.char_filters, kernel_size=3, padding=1)
+        self.pos_embedding = torch.nn.Embedding(len(config.pos_tags), config.pos_dim, padding_idx=PAD) if config.pos else None
+        width = config.dim + config.char_filters + (config.pos_dim if config.pos else 0)
+        self.dropout = torch.nn.Dropout(config.dropout)
+        self.lstm = torch.nn.LSTM(
+            width, config.hidden, num_layers=config.layers, batch_first=True, bidirectional=True,
+            dropout=config.dropout if config.layers > 1 else 0.0,
+        )
+        # Without these norms the stacked LSTMs' states barely differ at initialisation (see the module docstring).
+        self.context_norm = torch.nn.LayerNorm(2 * config.hidden)
+        self.span_lstm = torch.nn.LSTM(2 * config.hidden, config.span_hidden, batch_first=True)
+        self.span_norm = torch.nn.LayerNorm(config.span_hidden)
+        self.feed_forward = torch.nn.Sequential(
+            torch.nn.Linear(config.span_hidden, config.span_hidden), torch.nn.ReLU(), torch.nn.Dropout(config.dropout),
+            torch.nn.Linear(config.span_hidden, len(config.frames) + 1),
+        )
+
+    def features(self, tokens: Tokens, vectors: WordVectors, tags: Tags | None) -> Features:
+        """The inputs of one sentence (encoded in ``vectors``; tagged in ``tags`` if the model reads POS)."""
+        chars = [[self.char_ids.get(ch, UNK) for ch in word[:MAX_CHARS]] for word in tokens]
+        pos = torch.zeros(len(tokens), dtype=torch.long)
+        if self.config.pos:
+            if tags is None:
+                raise ValueError("this model reads POS tags; none were given")
+            pos = torch.tensor([self.pos_ids.get(tag, UNK) for tag in tags[tuple(tokens)]])
+        padded = torch.tensor([ids + [PAD] * (MAX_CHARS - len(ids)) for ids in chars])
+        return Features(vectors[tokens], padded, pos)
+
+    def contextual(self, batch: Batch) -> torch.Tensor:
+        """BiLSTM states (B, T, 2 * hidden) of the batch's words."""
+        size, width, chars = batch.chars.shape
+        embedded = self.char_embedding(batch.chars.view(size * width, chars)).transpose(1, 2)
+        # ReLU output is >= 0, so zeroing the padding positions keeps them out of the max.
+        convolved = torch.relu(self.char_cnn(embedded)).masked_fill((batch.chars.view(size * width, 1, chars) == PAD), 0.0)
+        inputs = [batch.words, convolved.max(dim=2).values.view(size, width, -1)]
+        if self.pos_embedding is not None:
+            inputs.append(self.pos_embedding(batch.pos))
+        packed = torch.nn.utils.rnn.pack_padded_sequence(
+            self.dropout(torch.cat(inputs, dim=2)), batch.lengths, batch_first=True, enforce_sorted=False
+        )
+        hidden, _ = self.lstm(packed)
+        hidden, _ = torch.nn.utils.rnn.pad_packed_sequence(hidden, batch_first=True, total_length=width)
+        return self.dropout(self.context_norm(hidden))
+
+    def forward(self, batch: Batch) -> torch.Tensor:
+        """Logits (N, 1 + labels) of the batch's spans; column 0 is NULL."""
+        hidden = self.contextual(batch)
+        sentence, start, end = batch.spans.unbind(1)
+        offsets = torch.arange(self.config.max_span, device=hidden.device)
+        # Positions past a span's end are padding the packed LSTM never reads; clamping keeps them in range.
+        positions = (start[:, None] + offsets[None, :]).clamp(max=hidden.shape[1] - 1)
+        pieces = hidden[sentence[:, None], positions]
+        packed = torch.nn.utils.rnn.pack_padded_sequence(pieces, (end - start).cpu(), batch_first=True, enforce_sorted=False)
+        _, (last, _) = self.span_lstm(packed)
+        return self.feed_forward(self.span_norm(last[-1]))
+
+
+def collate(features: Sequence[Features], spans: Sequence[torch.Tensor], device: str) -> Batch:
+    """One padded batch of sentences with their spans (``spans[b]``: (m, 2) rows ``(start, end)``)."""
+    pad = torch.nn.utils.rnn.pad_sequence
+    index = torch.cat([torch.cat([torch.full((len(s), 1), b), s], dim=1) for b, s in enumerate(spans)])
+    return Batch(
+        words=pad([f.words for f in features], batch_first=True).to(device),
+        chars=pad([f.chars for f in features], batch_first=True, padding_value=PAD).to(device),
+        pos=pad([f.pos for f in features], batch_first=True, padding_value=PAD).to(device),
+        lengths=torch.tensor([len(f.words) for f in features]),
+        spans=index.to(device),
+    )
+
+
+def soft_targets(labels: torch.Tensor, smoothing: torch.Tensor, classes: int) -> torch.Tensor:
+    """Target distributions (N, classes): one-hot of ``labels`` smoothed by ``smoothing[i]`` (0: none)."""
+    one_hot = torch.nn.functional.one_hot(labels, classes).float()
+    return one_hot * (1.0 - smoothing[:, None]) + smoothing[:, None] / classes
+
+
+def classify(
+    model: SpanClassifier, sentences: Sequence[Tokens], vectors: WordVectors, tags: Tags | None, batch_size: int = 64
+) -> list[list[Triple]]:
+    """Predicted (start, end, label) of each sentence (encoded in ``vectors``), overlaps resolved."""
+    return _classify(model, [model.features(tokens, vectors, tags) for tokens in sentences], batch_size)
+
+
+def _classify(model: SpanClassifier, features: Sequence[Features], batch_size: int) -> list[list[Triple]]:
+    model.eval()
+    device = str(next(model.parameters()).device)
+    # Length-sorted batches pad little; results go back in input order.
+    order = sorted(range(len(features)), key=lambda i: len(features[i].words))
+    out: list[list[Triple]] = [[] for _ in features]
+    with torch.inference_mode():
+        for b in range(0, len(order), batch_size):
+            rows = order[b : b + batch_size]
+            candidates = [spans_up_to(len(features[i].words), model.config.max_span) for i in rows]
+            batch = collate([features[i] for i in rows], [torch.tensor(c) for c in candidates], device)
+            probability, best = model(batch).softmax(dim=1).max(dim=1)
+            flat = iter(zip(probability.tolist(), best.tolist()))
+            for i, spans in zip(rows, candidates):
+                scored: list[ScoredSpan] = []
+                for (start, end), (p, label) in zip(spans, flat):
+                    if label != NULL:
+                        scored.append((start, end, model.config.frames[label - 1], p))
+                out[i] = resolve_overlaps(scored)
+    return out
+
+
+@dataclass(frozen=True)
+class _TrainingSentence:
+    features: Features
+    spans: torch.Tensor  # (m, 2)
+    labels: torch.Tensor  # (m,) logit index
+    smoothing: torch.Tensor  # (m,) ε of each span's target
+
+
+def _training_sentences(
+    model: SpanClassifier, sentences: Sequence[FrameSentence], vectors: WordVectors, tags: Tags | None
+) -> list[_TrainingSentence]:
+    label_ids = {frame: i + 1 for i, frame in enumerate(model.config.frames)}
+    out = []
+    for sentence in sentences:
+        instances = sentence.instances(model.config.max_span)
+        if instances:
+            out.append(_TrainingSentence(
+                model.features(sentence.tokens, vectors, tags),
+                torch.tensor([(s, e) for s, e, _ in instances]),
+                torch.tensor([NULL if frame is None else label_ids[frame] for _, _, frame in instances]),
+                torch.tensor([model.config.negative_smoothing if frame is None else 0.0 for _, _, frame in instances]),
+            ))
+    return out
+
+
+def fit(
+    config: ClassifierConfig,
+    train: Sequence[FrameSentence],
+    dev: Sequence[FrameSentence] | None,
+    vectors: WordVectors,
+    tags: Tags | None,
+    score: Scorer,
+    options: FitOptions,
+    progress: ProgressCallback | None = None,
+) -> SpanClassifier:
+    """A classifier trained on ``train`` (the best dev epoch's weights), its summary in ``config.training``."""
+    report = progress or (lambda event: None)
+    torch.manual_seed(options.seed)  # before the model exists: its initial weights depend on it
+    shuffler = random.Random(options.seed)
+    vectors.encode([s.tokens for s in [*train, *(dev or [])]], report)
+    model = SpanClassifier(config).to(options.device)
+    items = _training_sentences(model, train, vectors, tags)
+    dev_features = [model.features(s.tokens, vectors, tags) for s in dev or []]
+    optimizer = torch.optim.Adam(model.parameters(), lr=options.lr)
+    classes = len(config.frames) + 1
+    order = list(range(len(items)))
+
+    def one_epoch() -> float:
+        shuffler.shuffle(order)
+        total, count = 0.0, 0
+        for b in range(0, len(order), options.batch_size):
+            chosen = [items[i] for i in order[b : b + options.batch_size]]
+            batch = collate([s.features for s in chosen], [s.spans for s in chosen], options.device)
+            targets = soft_targets(
+                torch.cat([s.labels for s in chosen]), torch.cat([s.smoothing for s in chosen]), classes
+            ).to(options.device)
+            loss = -(targets * model(batch).log_softmax(dim=1)).sum(dim=1).mean()
+            total += step(model, optimizer, loss, options.clip) * len(targets)
+            count += len(targets)
+        return total / count
+
+    def score_dev() -> dict[str, dict[str, float]]:
+        return score(dev or [], _classify(model, dev_features, max(options.batch_size, 64)))
+
+    summary = run_epochs(model, one_epoch, score_dev if dev else None, options, report)
+    model.config = config.model_copy(update={"training": {
+        **summary,
+        "train_sentences": len(items),
+        "train_spans": sum(len(s.labels) for s in items),
+        "dev_sentences": len(dev or []),
+        "options": options.model_dump(),
+    }})
+    return model.eval()
+
+
+def save_classifier(model: SpanClassifier, folder: Path) -> None:
+    """Write ``model.safetensors`` and ``config.json`` (with ``model.config``) into ``folder``."""
+    from safetensors.torch import save_file
+
+    folder.mkdir(parents=True, exist_ok=True)
+    save_file({k: v.contiguous() for k, v in model.state_dict().items()}, str(folder / WEIGHTS_FILE))
+    (folder / CONFIG_FILE).write_text(json.dumps(model.config.model_dump(), indent=2) + "\n", encoding="utf-8")
+
+
+def load_classifier(folder: Path, trainer: str, device: str = "cpu") -> SpanClassifier:
+    """The classifier saved in ``folder``, in eval mode; ConfigError unless ``trainer`` made it."""
+    from safetensors.torch import load_file
+
+    config_file, weights = folder / CONFIG_FILE, folder / WEIGHTS_FILE
+    if not (config_file.is_file() and weights.is_file()):
+        raise ConfigError(f"{folder} is not a saved model (expected {CONFIG_FILE} and {WEIGHTS_FILE}; "
+                          f"train one with `spanaug train --trainer {trainer}`)")
+    raw = json.loads(config_file.read_text(encoding="utf-8"))
+    if raw.get("trainer") != trainer:
+        made_by = raw.get("trainer")
+        raise ConfigError(f"{folder} holds a '{made_by}' model; use the {made_by} trainer, not {trainer}")
+    try:
+        config = ClassifierConfig(**raw)
+    except ValidationError as exc:
+        raise ConfigError(f"{folder / CONFIG_FILE} is not a valid {trainer} model config: {exc}") from None
+    model = SpanClassifier(config)
+    model.load_state_dict(load_file(str(weights)))
+    return model.to(device).eval()

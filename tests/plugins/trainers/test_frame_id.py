@@ -1,0 +1,213 @@
+"""The frame-id trainer on hand-made FrameNet-like sentences with a tiny random BERT and a fake POS tagger."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+import torch
+from safetensors.torch import load_file
+from spanaug_trainers.frame_id import FrameIdTrainer, resolve_overlaps, spans_up_to
+from spanaug_trainers.span_classifier import soft_targets
+
+from spanaug_core import postag
+from spanaug_core.errors import ConfigError
+from spanaug_core.protocols import ProgressEvent, Trainer
+from spanaug_core.types import Example, Span
+
+FAST = {"hidden": 32, "span_hidden": 32, "layers": 1, "lr": 0.003, "batch_size": 2, "dropout": 0.0}
+FULLTEXT, EXEMPLAR = {"source": "fulltext"}, {"source": "exemplar"}
+AUGMENTED = {"source_id": "fn-1", "iteration": 1}
+
+
+def _example(id: str, text: str, targets: Sequence[tuple[int, int, str]], meta: dict, arguments: Sequence[tuple[int, int, str, int]] = ()) -> Example:
+    spans = [Span(start=s, end=e, label=frame, role="target", group=f"g{k}") for k, (s, e, frame) in enumerate(targets)]
+    spans += [Span(start=s, end=e, label=fe, role="argument", group=f"g{k}") for s, e, fe, k in arguments]
+    return Example(id=id, tokens=tuple(text.split()), spans=tuple(spans), meta=meta)
+
+
+EXAMPLES = [
+    _example("f1", "she bought a car .", [(1, 2, "Commerce_buy")], FULLTEXT, [(0, 1, "Buyer", 0), (2, 4, "Goods", 0)]),
+    _example("f2", "the dog sat on the mat .", [(2, 3, "Posture")], FULLTEXT, [(0, 2, "Agent", 0)]),
+    _example("f3", "he watched the red car .", [(1, 2, "Perception_active")], FULLTEXT),
+    _example("f4", "the cat is in the house .", [(2, 4, "Locative_relation")], FULLTEXT),
+    _example("e1", "the woman purchased a blue auto .", [(2, 3, "Commerce_buy")], EXEMPLAR),
+    _example("e2", "a dog lay on the rug .", [(2, 3, "Posture")], EXEMPLAR),
+    _example("a1", "the man bought a small house .", [(2, 3, "Commerce_buy")], AUGMENTED, [(0, 2, "Buyer", 0)]),
+]
+
+
+def fake_tagger(batch: Sequence[Sequence[str]]) -> list[list[str]]:
+    """Penn-like tags from a word list; records each batch it is given."""
+    fake_tagger.calls.append([tuple(tokens) for tokens in batch])  # type: ignore[attr-defined]
+    verbs = {"bought", "sat", "watched", "is", "purchased", "lay"}
+    return [["VBD" if w in verbs else "DT" if w in {"a", "the"} else "." if w == "." else "NN" for w in tokens] for tokens in batch]
+
+
+@pytest.fixture(autouse=True)
+def pos_tagger(monkeypatch: pytest.MonkeyPatch) -> list:
+    """The fake tagger instead of whatever is installed (spaCy is slow to load and not always there)."""
+    fake_tagger.calls = []  # type: ignore[attr-defined]
+    monkeypatch.setattr(postag, "find_tagger", lambda: postag.TaggerChoice(fake_tagger, "fake tagger"))
+    return fake_tagger.calls  # type: ignore[attr-defined]
+
+
+def _no_tagger(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(postag, "find_tagger", lambda: postag.TaggerChoice(None, "no POS tagger is installed"))
+
+
+def _targets(example: Example) -> list[tuple[int, int, str]]:
+    return sorted((s.start, s.end, s.label) for s in example.spans if s.role == "target")
+
+
+@pytest.fixture(scope="module")
+def model(tiny_encoder: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[FrameIdTrainer, Path, dict, list]:
+    """A frame-id model fitted to the seven sentences (trainer, folder, metrics, the tagger's batches)."""
+    calls: list = []
+    with pytest.MonkeyPatch.context() as mp:
+        fake_tagger.calls = calls  # type: ignore[attr-defined]
+        mp.setattr(postag, "find_tagger", lambda: postag.TaggerChoice(fake_tagger, "fake tagger"))
+        trainer = FrameIdTrainer(FrameIdTrainer.Config(encoder=str(tiny_encoder), epochs=25, patience=25, **FAST))
+        events: list[ProgressEvent] = []
+        out = tmp_path_factory.mktemp("frame-id")
+        metrics = trainer.train(EXAMPLES, EXAMPLES, out, events.append)
+    assert [e.done for e in events if e.stage == "epoch"] == list(range(1, 26))
+    return trainer, out, metrics, calls
+
+
+def test_instances_depend_on_how_the_sentence_was_annotated() -> None:
+    trainer = FrameIdTrainer(FrameIdTrainer.Config())
+    full = trainer.sentence(EXAMPLES[3])  # "the cat is in the house ." with the two-word target "is in"
+    assert full.exhaustive and full.targets == ((2, 4, "Locative_relation"),)
+    instances = full.instances(3)
+    assert [(s, e) for s, e, _ in instances] == spans_up_to(7, 3) and len(instances) == 7 + 6 + 5
+    assert [i for i in instances if i[2] is not None] == [(2, 4, "Locative_relation")]
+    assert (2, 3, None) in instances and (3, 4, None) in instances and (2, 5, None) in instances
+    assert trainer.sentence(EXAMPLES[4]).instances(3) == [(2, 3, "Commerce_buy")]  # exemplar: the target only
+    assert trainer.sentence(EXAMPLES[6]).instances(3) == [(2, 3, "Commerce_buy")]  # augmented: no meta source
+    long = trainer.sentence(_example("x", "a b c d e", [(0, 4, "Long"), (4, 5, "Short")], FULLTEXT))
+    assert long.targets == ((0, 4, "Long"), (4, 5, "Short"))  # still gold for the metric (a sure miss)
+    assert [i for i in long.instances(3) if i[2]] == [(4, 5, "Short")]
+    double = trainer.sentence(_example("y", "a b", [(0, 1, "First"), (0, 1, "Second")], EXEMPLAR))
+    assert double.targets == ((0, 1, "First"),)
+    assert FrameIdTrainer(FrameIdTrainer.Config(negatives_from=["exemplar"])).sentence(EXAMPLES[4]).exhaustive
+
+
+def test_null_spans_get_smoothed_targets() -> None:
+    got = soft_targets(torch.tensor([0, 2]), torch.tensor([0.2, 0.0]), 4)
+    assert torch.allclose(got, torch.tensor([[0.85, 0.05, 0.05, 0.05], [0.0, 0.0, 1.0, 0.0]]))
+    assert torch.allclose(got.sum(1), torch.ones(2))
+
+
+def test_overlapping_predictions_keep_the_most_probable() -> None:
+    scored = [(0, 2, "A", 0.6), (1, 2, "B", 0.9), (2, 3, "C", 0.5), (3, 5, "D", 0.4), (4, 5, "E", 0.3)]
+    assert resolve_overlaps(scored) == [(1, 2, "B"), (2, 3, "C"), (3, 5, "D")]
+    assert resolve_overlaps([]) == []
+
+
+def test_a_trigger_counts_only_with_its_span_and_frame() -> None:
+    trainer = FrameIdTrainer(FrameIdTrainer.Config())
+    gold = [trainer.sentence(EXAMPLES[0]), trainer.sentence(EXAMPLES[3])]
+    predicted = [[(1, 2, "Commerce_buy"), (3, 4, "Vehicle")], [(2, 3, "Locative_relation")]]  # right; extra; span too short
+    scores = trainer.score(gold, predicted)["all"]
+    assert (scores["gold"], scores["predicted"], scores["correct"]) == (2.0, 3.0, 1.0)
+    assert scores["f1"] == pytest.approx(2 * (1 / 3) * (1 / 2) / (1 / 3 + 1 / 2))
+    wrong_frame = trainer.score(gold[:1], [[(1, 2, "Commerce_sell")]])["all"]
+    assert wrong_frame["correct"] == 0.0
+
+
+def test_predictions_replace_targets_and_their_frame_elements() -> None:
+    trainer = FrameIdTrainer(FrameIdTrainer.Config())
+    example = EXAMPLES[0].model_copy(update={"spans": (*EXAMPLES[0].spans, Span(start=3, end=4, label="X", role="entity"),
+                                                       Span(start=0, end=1, label="Orphan", role="argument", group="z"))})
+    out = trainer.with_predictions(example, [(1, 2, "Getting"), (3, 4, "Vehicle")])
+    assert [(s.start, s.end, s.label, s.role, s.group) for s in out.spans] == [
+        (0, 1, "Orphan", "argument", "z"), (1, 2, "Getting", "target", "pred0"),
+        (3, 4, "X", "entity", None), (3, 4, "Vehicle", "target", "pred1"),
+    ]
+    assert out.meta == example.meta
+
+
+def test_training_fits_the_sentences_and_saves_a_model(model) -> None:
+    trainer, out, metrics, calls = model
+    assert isinstance(trainer, Trainer)
+    assert sorted(p.name for p in out.iterdir()) == ["config.json", "model.safetensors"]
+    config = json.loads((out / "config.json").read_text())
+    assert config["trainer"] == "frame-id" and config["frames"] == ["Commerce_buy", "Locative_relation", "Perception_active", "Posture"]
+    assert config["pos"] is True and config["pos_tags"] == ["<pad>", "<unk>", ".", "DT", "NN", "VBD"]
+    assert config["tagger"] == "fake tagger" and "ø" not in config["chars"] and config["chars"][:2] == ["<pad>", "<unk>"]
+    losses = config["training"]["losses"]
+    assert losses[-1] < losses[0] / 2  # smoothed NULL targets keep it above ~0.6
+    assert {"dev_f1", "dev_precision", "dev_recall", "best_epoch", "epochs_run", "train_loss"} <= metrics.keys()
+    assert metrics["dev_f1"] >= 0.8 and metrics["dev_f1"] == pytest.approx(max(config["training"]["dev_f1"]), abs=1e-5)
+    assert sorted(sentence for batch in calls for sentence in batch) == sorted(e.tokens for e in EXAMPLES)  # each once
+
+
+def test_saved_model_predicts_what_the_trained_one_did(model, tiny_encoder) -> None:
+    trainer, out, metrics, _ = model
+    in_memory = list(trainer.predict(out, EXAMPLES))
+    fresh = FrameIdTrainer(FrameIdTrainer.Config())  # loads from disk; its own encoder option is not used
+    reloaded = list(fresh.predict(out, EXAMPLES))
+    assert [_targets(e) for e in reloaded] == [_targets(e) for e in in_memory]
+    assert sum(_targets(p) == _targets(g) for p, g in zip(reloaded, EXAMPLES)) >= 5
+    assert all(s.role != "argument" for e in reloaded for s in e.spans)
+    assert [e.meta for e in reloaded] == [e.meta for e in EXAMPLES]
+    assert fresh.evaluate(out, EXAMPLES)["f1"] == pytest.approx(metrics["dev_f1"])
+    unseen = Example(id="u", tokens=("ø", "purchased", "a", "house", "quickly"))  # unknown characters are fine
+    assert len(list(fresh.predict(out, [unseen]))) == 1
+
+
+def test_without_a_pos_tagger_the_model_has_no_pos_embedding(model, tiny_encoder, tmp_path, monkeypatch) -> None:
+    _no_tagger(monkeypatch)
+    trainer = FrameIdTrainer(FrameIdTrainer.Config(encoder=str(tiny_encoder), epochs=2, **FAST))
+    metrics = trainer.train(EXAMPLES[:3], None, tmp_path / "m")
+    assert metrics["best_epoch"] == 2.0 and "dev_f1" not in metrics
+    config = json.loads((tmp_path / "m" / "config.json").read_text())
+    assert config["pos"] is False and config["pos_tags"] == [] and config["tagger"] == "no POS tagger is installed"
+    assert not any(k.startswith("pos_embedding") for k in load_file(str(tmp_path / "m" / "model.safetensors")))
+    assert len(list(FrameIdTrainer(FrameIdTrainer.Config()).predict(tmp_path / "m", EXAMPLES))) == len(EXAMPLES)
+    _, with_pos, _, _ = model
+    with pytest.raises(ConfigError, match="trained with POS tags"):
+        list(FrameIdTrainer(FrameIdTrainer.Config()).predict(with_pos, EXAMPLES))
+
+
+def test_patience_waits_for_the_first_correct_trigger(tiny_encoder, tmp_path) -> None:
+    options = {**FAST, "lr": 1e-6, "hidden": 8, "span_hidden": 8}  # learns nothing in three epochs
+    trainer = FrameIdTrainer(FrameIdTrainer.Config(encoder=str(tiny_encoder), epochs=3, patience=1, **options))
+    metrics = trainer.train(EXAMPLES[:3], EXAMPLES[:3], tmp_path / "m")
+    assert (metrics["epochs_run"], metrics["best_epoch"], metrics["dev_f1"]) == (3.0, 3.0, 0.0)  # the last weights
+
+
+def test_user_errors(tmp_path) -> None:
+    trainer = FrameIdTrainer(FrameIdTrainer.Config())
+    with pytest.raises(ConfigError, match="nothing to learn"):
+        trainer.train([_example("x", "a b c d", [(0, 4, "Long")], EXEMPLAR)], None, tmp_path / "m")
+    with pytest.raises(ConfigError, match="not a saved model"):
+        list(trainer.predict(tmp_path, EXAMPLES))
+    (tmp_path / "config.json").write_text(json.dumps({"trainer": "ner"}))
+    (tmp_path / "model.safetensors").write_bytes(b"")
+    with pytest.raises(ConfigError, match="holds a 'ner' model; use the ner trainer"):
+        list(trainer.predict(tmp_path, EXAMPLES))
+
+
+def test_cli_trains_and_predicts(cli, tiny_encoder, tmp_path, capsys) -> None:
+    spanaug = cli("trainers,jsonl,aligners")
+    data = tmp_path / "fn.jsonl"
+    data.write_text("".join(json.dumps(e.model_dump(mode="json")) + "\n" for e in EXAMPLES), encoding="utf-8")
+    out = tmp_path / "model"
+    sets = [f"trainer.{k}={v}" for k, v in {**FAST, "encoder": tiny_encoder, "epochs": 3}.items()]
+    code = spanaug("train", "--trainer", "frame-id", "--dataset", "jsonl", "--train", data, "--dev", data, "--test", data,
+                   "--out", out, *[a for s in sets for a in ("--set", s)], "--no-progress")
+    assert code == 0, capsys.readouterr().err
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["test_f1"] == pytest.approx(metrics["dev_f1"]) and metrics["test_gold"] == 7.0
+    predicted = tmp_path / "pred.jsonl"
+    assert spanaug("predict", "--model", out, "--dataset", "jsonl", "--input", data, "--output", predicted) == 0
+    rows = [json.loads(line) for line in predicted.read_text().splitlines()]
+    assert [r["id"] for r in rows] == [e.id for e in EXAMPLES]
+    expected = list(FrameIdTrainer(FrameIdTrainer.Config()).predict(out, EXAMPLES))
+    assert [sorted((s["start"], s["end"], s["label"]) for s in r["spans"] if s["role"] == "target") for r in rows] == [
+        _targets(e) for e in expected
+    ]
