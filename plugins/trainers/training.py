@@ -36,6 +36,7 @@ class FitOptions(BaseModel):
 
     epochs: int
     patience: int
+    min_epochs: int = 1
     lr: float
     batch_size: int
     clip: float
@@ -103,7 +104,9 @@ def run_epochs(
     on dev (None: no dev, the last epoch is kept). Until dev F1 first rises above 0 every
     epoch counts as the best and patience does not run: a model on little data (or with a
     dominant "nothing here" label) may find no span for several epochs, and stopping then
-    would keep an untrained model. Returns the training summary saved with the model.
+    would keep an untrained model. Nor does it stop before ``min_epochs``: a few dozen
+    sentences make a handful of steps per epoch. Returns the training summary saved with
+    the model.
     """
     best: dict[str, Any] = {"f1": 0.0, "epoch": 0, "scores": {}}
     losses: list[float] = []
@@ -121,7 +124,7 @@ def run_epochs(
                 best = {"f1": dev_f1[-1], "epoch": epoch, "scores": scores,
                         "state": {k: v.detach().clone() for k, v in model.state_dict().items()}}
         report(ProgressEvent("epoch", epoch, options.epochs, message=message))
-        if score_dev is not None and best["f1"] > 0.0 and epoch - best["epoch"] >= options.patience:
+        if score_dev is not None and best["f1"] > 0.0 and epoch >= options.min_epochs and epoch - best["epoch"] >= options.patience:
             break
     if "state" in best:
         model.load_state_dict(best["state"])

@@ -97,3 +97,18 @@ def test_user_errors(ner_model, tmp_path) -> None:
         list(NerTrainer(NerTrainer.Config()).predict(tmp_path, [Example(id="x", tokens=("a",))]))
     with pytest.raises(ConfigError, match="nothing to learn"):
         NerTrainer(NerTrainer.Config()).train([Example(id="x", tokens=("a",))], None, tmp_path / "m")
+
+
+def test_early_stopping_waits_for_min_epochs_and_a_first_hit() -> None:
+    import torch
+    from spanaug_trainers.training import FitOptions, run_epochs
+
+    dev_f1 = [0.0, 0.0, 0.2, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1]
+
+    def epochs(**options: int) -> dict:
+        scores = iter(dev_f1)
+        fit = FitOptions(epochs=10, lr=0.1, batch_size=1, clip=1.0, seed=0, device="cpu", **options)
+        return run_epochs(torch.nn.Linear(1, 1), lambda: 1.0, lambda: {"all": {"f1": next(scores)}}, fit, lambda event: None)
+
+    assert (epochs(patience=1)["epochs_run"], epochs(patience=1)["best_epoch"]) == (4, 3)  # F1 0 never stops it
+    assert epochs(patience=1, min_epochs=7)["epochs_run"] == 7
