@@ -140,7 +140,7 @@ class FrameIdTrainer:
         """Fit the span classifier on ``train``, early-stop on ``dev`` F1, save it to ``out_dir``; returns dev metrics."""
         from spanaug_core import postag
         from spanaug_trainers.span_classifier import ClassifierConfig, fit, save_classifier, vocabulary
-        from spanaug_trainers.training import FitOptions
+        from spanaug_trainers.training import FitOptions, training_metrics
         from spanaug_trainers.vectors import vectors_for
 
         c = self.config
@@ -171,12 +171,7 @@ class FrameIdTrainer:
         model = fit(shape, train_sentences, dev_sentences, vectors, tags, self.score, options, progress)
         save_classifier(model, out_dir)
         self._loaded[out_dir.resolve()] = model
-        summary = model.config.training
-        metrics = {"epochs_run": float(summary["epochs_run"]), "best_epoch": float(summary["best_epoch"]),
-                   "train_loss": summary["losses"][-1]}
-        if summary["dev"]:
-            metrics.update({f"dev_{key}": summary["dev"]["all"][key] for key in ("precision", "recall", "f1")})
-        return metrics
+        return training_metrics(model.config.training)
 
     def predict(self, model_dir: Path, examples: Iterable[Example]) -> Iterator[Example]:
         """Each example with its targets replaced by the predicted triggers and frames (frame elements dropped)."""

@@ -24,7 +24,6 @@ This module imports torch at the top: import it only inside functions of light m
 from __future__ import annotations
 
 import json
-import random
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,7 +38,7 @@ from spanaug_core.protocols import ProgressCallback
 from spanaug_trainers.bio import Triple
 from spanaug_trainers.frame_id import FrameSentence, ScoredSpan, Tokens, resolve_overlaps, spans_up_to
 from spanaug_trainers.tagger import CONFIG_FILE, WEIGHTS_FILE
-from spanaug_trainers.training import FitOptions, run_epochs, step
+from spanaug_trainers.training import FitOptions, run_epochs, seeded_start, step
 from spanaug_trainers.vectors import WordVectors
 
 PAD, UNK = 0, 1  # ids of padding and of unseen symbols in the character and POS vocabularies
@@ -253,9 +252,7 @@ def fit(
 ) -> SpanClassifier:
     """A classifier trained on ``train`` (the best dev epoch's weights), its summary in ``config.training``."""
     report = progress or (lambda event: None)
-    torch.manual_seed(options.seed)  # before the model exists: its initial weights depend on it
-    shuffler = random.Random(options.seed)
-    vectors.encode([s.tokens for s in [*train, *(dev or [])]], report)
+    shuffler = seeded_start(options, vectors, [s.tokens for s in [*train, *(dev or [])]], report)
     model = SpanClassifier(config).to(options.device)
     items = _training_sentences(model, train, vectors, tags)
     dev_features = [model.features(s.tokens, vectors, tags) for s in dev or []]

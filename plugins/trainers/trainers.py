@@ -99,7 +99,7 @@ class TaggerTrainer(ABC):
     ) -> dict[str, float]:
         """Fit a tagger on ``train``, early-stop on ``dev`` F1, save it to ``out_dir``; returns dev metrics."""
         from spanaug_trainers.tagger import TaggerConfig, save_tagger
-        from spanaug_trainers.training import FitOptions, fit
+        from spanaug_trainers.training import FitOptions, fit, training_metrics
         from spanaug_trainers.vectors import vectors_for
 
         train_instances = self._all_instances(train)
@@ -117,12 +117,7 @@ class TaggerTrainer(ABC):
         model = fit(shape, train_instances, dev_instances, vectors, self._score, options, progress)
         save_tagger(model, out_dir)
         self._loaded[out_dir.resolve()] = model
-        summary = model.config.training
-        metrics = {"epochs_run": float(summary["epochs_run"]), "best_epoch": float(summary["best_epoch"]),
-                   "train_loss": summary["losses"][-1]}
-        if summary["dev"]:
-            metrics.update({f"dev_{key}": summary["dev"]["all"][key] for key in ("precision", "recall", "f1")})
-        return metrics
+        return training_metrics(model.config.training)
 
     def predict(self, model_dir: Path, examples: Iterable[Example]) -> Iterator[Example]:
         """Each example with the spans this trainer tags replaced by the model's predictions."""

@@ -82,6 +82,22 @@ def tag(model: BioTagger, instances: Sequence[Instance], vectors: WordVectors, b
     return out
 
 
+def seeded_start(options: FitOptions, vectors: WordVectors, sentences: Sequence[Sequence[str]], report: ProgressCallback) -> random.Random:
+    """Seed torch (before the model exists: its initial weights depend on it), encode the sentences; the shuffler."""
+    torch.manual_seed(options.seed)
+    vectors.encode([tuple(s) for s in sentences], report)
+    return random.Random(options.seed)
+
+
+def training_metrics(summary: dict[str, Any]) -> dict[str, float]:
+    """What ``train`` returns (metrics.json): epochs, the last loss and the best epoch's dev scores."""
+    metrics = {"epochs_run": float(summary["epochs_run"]), "best_epoch": float(summary["best_epoch"]),
+               "train_loss": summary["losses"][-1]}
+    if summary["dev"]:
+        metrics.update({f"dev_{key}": summary["dev"]["all"][key] for key in ("precision", "recall", "f1")})
+    return metrics
+
+
 def step(model: torch.nn.Module, optimizer: torch.optim.Optimizer, loss: torch.Tensor, clip: float) -> float:
     """One optimiser step on ``loss`` with gradient-norm clipping; returns the loss."""
     optimizer.zero_grad()
@@ -148,9 +164,7 @@ def fit(
 ) -> BioTagger:
     """A tagger trained on ``train`` (the best dev epoch's weights), its summary in ``config.training``."""
     report = progress or (lambda event: None)
-    torch.manual_seed(options.seed)  # before the model exists: its initial weights depend on it
-    shuffler = random.Random(options.seed)
-    vectors.encode([inst.tokens for inst in [*train, *(dev or [])]], report)
+    shuffler = seeded_start(options, vectors, [inst.tokens for inst in [*train, *(dev or [])]], report)
     model = BioTagger(config).to(options.device)
     gold_tags = [model.tagset.encode(inst.spans, len(inst.tokens)) for inst in train]
     optimizer = torch.optim.Adam(model.parameters(), lr=options.lr)
