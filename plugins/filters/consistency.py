@@ -1,15 +1,16 @@
 """The ``label-consistency`` filter: keep a paraphrase only if a gold-trained model agrees with its labels.
 
 After Woodsend & Lapata 2014: an augmented example is kept when a model trained on the
-gold data (a saved ``ner`` or ``srl`` trainer model, ``spanaug train --trainer``)
+gold data (a saved ``ner``, ``srl`` or ``frame-id`` model, ``spanaug train --trainer``)
 predicts the labels that were projected onto the paraphrase. A projected span the model
 does not find — wrong boundaries, wrong label — is evidence that the paraphrase changed
 what the span means, or that the alignment put it in the wrong place.
 
 The record becomes the ``Example`` the trainer expects (its tokens and projected spans),
 the trainer that saved the model predicts it, and the spans the trainer is responsible
-for (ner: entities; srl: the arguments of each predicate) are compared with the
-predictions on exact ``(start, end, label)`` (and predicate group, for srl). Which of
+for (ner: entities; srl: the arguments of each predicate; frame-id: the targets) are
+compared with the predictions on exact ``(start, end, label)`` (and predicate group, for
+srl). Which of
 those spans count is ``match``: ``all`` of them, or (``target``) those about the span the
 paraphrase rewrote — the rewritten span itself when the model tags its role (an entity),
 the arguments of its group when it is a predicate, and every tagged span when neither
@@ -20,7 +21,7 @@ loaded, and torch imported, on the first record; nothing else is kept between re
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar, Literal
+from typing import TYPE_CHECKING, ClassVar, Literal, Protocol
 
 from pydantic import Field
 
@@ -29,22 +30,19 @@ from spanaug_core.protocols import ComponentConfig, FilterContext
 from spanaug_core.types import Augmented, Example, Span
 
 if TYPE_CHECKING:
-    from spanaug_trainers.trainers import TaggerTrainer
+    from collections.abc import Iterable, Iterator
+
+
+class SpanTrainer(Protocol):
+    """What the filter needs of a trainer: its predictions and which spans it predicts."""
+
+    name: str
+
+    def predict(self, model_dir: Path, examples: Iterable[Example]) -> Iterator[Example]: ...
+
+    def tagged_spans(self, example: Example) -> list[Span]: ...
 
 NAME = "label-consistency"
-
-
-def tagged_spans(trainer: TaggerTrainer, example: Example) -> list[Span]:
-    """The spans of ``example`` that ``trainer`` predicts (those its predictions would replace)."""
-    cleared = trainer.with_predictions(example, [[] for _ in trainer.instances(example)])
-    left = list(cleared.spans)
-    tagged = []
-    for span in example.spans:
-        if span in left:
-            left.remove(span)
-        else:
-            tagged.append(span)
-    return tagged
 
 
 def rewritten_scope(record: Augmented, source: Example, tagged: list[Span]) -> list[Span]:
@@ -85,7 +83,7 @@ class LabelConsistencyFilter:
 
     def __init__(self, config: Config) -> None:
         self.config = config
-        self._trainer: TaggerTrainer | None = None
+        self._trainer: SpanTrainer | None = None
         self._trainer_name: str | None = None
         # A wrong path fails when the run is built; a missing one only on the first record,
         # since every component must build from its default Config.
@@ -101,7 +99,7 @@ class LabelConsistencyFilter:
         except ConfigError as err:
             raise ConfigError(f"filter '{NAME}': {err}") from None
 
-    def trainer(self) -> TaggerTrainer:
+    def trainer(self) -> SpanTrainer:
         """The trainer that saved the model (built on first use; it keeps the loaded model)."""
         if self._trainer is None:
             if self.config.model is None:
@@ -117,12 +115,12 @@ class LabelConsistencyFilter:
         assert self.config.model is not None
         trainer = self.trainer()
         (predicted,) = trainer.predict(self.config.model, [example])
-        return tagged_spans(trainer, predicted)
+        return trainer.tagged_spans(predicted)
 
     def check(self, record: Augmented, context: FilterContext) -> str | None:
         trainer = self.trainer()
         example = record.as_example()
-        tagged = tagged_spans(trainer, example)
+        tagged = trainer.tagged_spans(example)
         checked = tagged if self.config.match == "all" else rewritten_scope(record, context.source, tagged)
         if not checked:
             return None

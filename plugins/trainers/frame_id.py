@@ -207,6 +207,10 @@ class FrameIdTrainer:
         # Targets longer than max_span stay in the gold: missed, as in Culkin et al. (footnote 27).
         return span_scores([entity_units(s.targets) for s in gold], [entity_units(spans) for spans in predicted])
 
+    def tagged_spans(self, example: Example) -> list[Span]:
+        """The targets of ``example`` without their group: the model names triggers and frames, not annotation sets."""
+        return [span.model_copy(update={"group": None}) for span in example.spans if span.role == "target"]
+
     # -- helpers ----------------------------------------------------------------------
     def _model(self, model_dir: Path) -> SpanClassifier:
         """The saved classifier in ``model_dir`` (loaded once per trainer), checked to be a frame-id model."""

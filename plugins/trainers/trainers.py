@@ -143,6 +143,18 @@ class TaggerTrainer(ABC):
         predicted_spans = [inst.spans for inst in self._all_instances(predicted)]
         return self._score(gold_instances, predicted_spans)["all"]
 
+    def tagged_spans(self, example: Example) -> list[Span]:
+        """The spans of ``example`` this trainer predicts (those its predictions would replace)."""
+        cleared = self.with_predictions(example, [[] for _ in self.instances(example)])
+        left = list(cleared.spans)
+        tagged = []
+        for span in example.spans:
+            if span in left:
+                left.remove(span)
+            else:
+                tagged.append(span)
+        return tagged
+
     # -- shared helpers ---------------------------------------------------------------
     def _all_instances(self, examples: Iterable[Example]) -> list[Instance]:
         return [inst for example in examples for inst in self.instances(example)]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from spanaug_filters.consistency import LabelConsistencyFilter, tagged_spans
+from spanaug_filters.consistency import LabelConsistencyFilter
 from spanaug_trainers.trainers import NerTrainer, SrlTrainer
 
 from spanaug_core.errors import ConfigError
@@ -42,7 +42,7 @@ def predicting(monkeypatch: pytest.MonkeyPatch, spans: list[Span]) -> None:
 
     def predict(self, model_dir, examples):
         for example in examples:
-            kept = [s for s in example.spans if s not in tagged_spans(self, example)]
+            kept = [s for s in example.spans if s not in self.tagged_spans(example)]
             yield example.model_copy(update={"spans": tuple(kept + spans)})
 
     monkeypatch.setattr(NerTrainer, "predict", predict)
@@ -147,3 +147,24 @@ def test_with_a_trained_ner_model(tiny_encoder: Path, tmp_path: Path) -> None:
     wrong = record(" ".join(gold.tokens), tuple(s.model_copy(update={"label": "NOPE"}) for s in gold.spans))
     assert flt.check(wrong, ctx(gold)) == f"predicted 0 of {len(gold.spans)} spans (missing " + ", ".join(
         f"NOPE '{s.text(gold.tokens)}'" for s in gold.spans) + ")"
+
+
+def test_frame_id_checks_the_rewritten_target_whatever_its_group(monkeypatch, tmp_path) -> None:
+    from spanaug_trainers.frame_id import FrameIdTrainer
+
+    def predict(self, model_dir, examples):  # a model that finds one trigger: "purchased" as Commerce_buy
+        for example in examples:
+            spans = [s for s in example.spans if s.role != "target"]
+            found = [Span(start=i, end=i + 1, label="Commerce_buy", role="target", group=f"pred{i}")
+                     for i, word in enumerate(example.tokens) if word == "purchased"]
+            yield example.model_copy(update={"spans": tuple(spans + found)})
+
+    monkeypatch.setattr(FrameIdTrainer, "predict", predict)
+    flt = LabelConsistencyFilter(LabelConsistencyFilter.Config(model=fake_model(tmp_path / "m", "frame-id")))
+    buy = Span(start=1, end=2, label="Commerce_buy", role="target", group="as7")
+    buyer = Span(start=0, end=1, label="Buyer", role="argument", group="as7")
+    source = Example(id="s", tokens=("she", "bought", "a", "car"), spans=(buy, buyer))
+    assert flt.check(record("she purchased a car", (buy, buyer)), ctx(source)) is None  # frame elements are not its job
+    moved = buy.moved(2, 3)
+    assert flt.check(record("she then purchased a car", (moved, buyer)), ctx(source)) is None
+    assert flt.check(record("she then got a car", (moved, buyer)), ctx(source)) == "predicted 0 of 1 spans (missing Commerce_buy 'got')"
