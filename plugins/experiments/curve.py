@@ -25,7 +25,7 @@ from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -131,6 +131,7 @@ def run_curve(
     report = progress or (lambda event: None)
     new_file = not results.exists()
     with results.open("a", encoding="utf-8", newline="") as fh:
+        _lock(fh, out_dir)
         writer = csv.writer(fh)
         if new_file:
             writer.writerow(COLUMNS)
@@ -153,6 +154,16 @@ def run_curve(
             fh.flush()  # a row on disk per model: Ctrl-C loses at most the model in training
             report(ProgressEvent("models", n, len(todo), message=f"{cell.condition} {cell.fraction:g} seed {cell.seed}: test F1 {test['f1']:.3f}"))
     return read_rows(results)
+
+
+def _lock(fh: IO[str], out_dir: Path) -> None:
+    """Hold ``results.csv`` exclusively: two experiments appending to one file would train every cell twice."""
+    import fcntl
+
+    try:
+        fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        raise ConfigError(f"another experiment is writing {out_dir} right now; wait for it or pick another --out") from None
 
 
 def _fmt(value: float | None) -> str:

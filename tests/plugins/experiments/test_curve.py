@@ -102,3 +102,15 @@ def test_summary_means_and_sample_std(tmp_path) -> None:
     assert points[1].std == 0.0
     write_summary(points, tmp_path / "summary.csv")
     assert (tmp_path / "summary.csv").read_text().splitlines()[1] == "gold,0.5,2,0.6000,0.1414,5.0,2.0"
+
+
+def test_a_second_experiment_on_the_same_folder_is_refused(tmp_path) -> None:
+    calls: list = []
+
+    def nested(examples, model_dir, seed):  # another run starts while this one trains
+        with pytest.raises(ConfigError, match="another experiment is writing"):
+            run_curve(POOL, EXTRA, fake_trainer([]), CurveOptions(fractions=(1.0,), seeds=1), tmp_path)
+        return fake_trainer(calls)(examples, model_dir, seed)
+
+    run_curve(POOL, EXTRA, nested, CurveOptions(fractions=(1.0,), seeds=1, conditions=("gold",)), tmp_path)
+    assert len(calls) == 1
