@@ -56,8 +56,13 @@ TRAIN="--set trainer.epochs=40 --set trainer.patience=6 --set trainer.min_epochs
 curve() { $S experiment learning-curve --dataset jsonl --no-progress "$@"; }
 curve --trainer ner --train ner-pool.jsonl --dev ner-dev200.jsonl --test ner-test.jsonl --augmented run-ner \
   --conditions gold,augmented --fractions 0.1,0.5,1 --seeds 3 $TRAIN --out curve-ner
+curve --trainer ner --train ner-pool.jsonl --dev ner-dev200.jsonl --test ner-test.jsonl --augmented run-ner \
+  --conditions augmented --filter similarity --filter novelty --fractions 0.1,0.5,1 --seeds 3 $TRAIN --out curve-ner-filtered
 curve --trainer srl --train srl-pool13.jsonl --dev srl-dev.jsonl --test srl-test.jsonl --augmented run-srl \
   --conditions gold,augmented,lexsub --fractions 0.5,1 --seeds 3 $TRAIN --out curve-srl
+curve --trainer srl --train srl-pool13.jsonl --dev srl-dev.jsonl --test srl-test.jsonl --augmented run-srl \
+  --conditions gold,augmented --fractions 1 --seeds 3 \
+  --set trainer.epochs=80 --set trainer.patience=10 --set trainer.min_epochs=60 --set trainer.batch_size=8 --out curve-srl-long
 curve --trainer frame-id --train fn-pool40.jsonl --dev fn-dev100.jsonl --test fn-test.jsonl --augmented run-fn \
   --conditions gold,augmented,lexsub --fractions 0.5,1 --seeds 2 \
   --set trainer.epochs=60 --set trainer.patience=10 --set trainer.min_epochs=30 --set trainer.batch_size=4 --out curve-fn
