@@ -147,6 +147,15 @@ class _Choice:
     kept: list[tuple[int, Span]]
 
 
+def first_rejection(filters: Sequence[Filter], record: Augmented, context: FilterContext) -> str | None:
+    """Why the first filter that drops ``record`` drops it, as ``"<filter>: <why>"``; None when every filter keeps it."""
+    for flt in filters:
+        reason = flt.check(record, context)
+        if reason is not None:
+            return f"{getattr(flt, 'name', type(flt).__name__)}: {reason}"
+    return None
+
+
 def _overlaps(a: tuple[int, int], b: tuple[int, int]) -> bool:
     return a[0] < b[1] and b[0] < a[1]
 
@@ -461,9 +470,4 @@ class Pipeline:
             job.tokens, job.span, job.kept = cand.tokens, choice.span, choice.kept
 
     def _filter(self, record: Augmented, example: Example, seen: set[str]) -> str | None:
-        context = FilterContext(source=example, previous_texts=frozenset(seen))
-        for flt in self.filters:
-            reason = flt.check(record, context)
-            if reason is not None:
-                return f"{getattr(flt, 'name', type(flt).__name__)}: {reason}"
-        return None
+        return first_rejection(self.filters, record, FilterContext(source=example, previous_texts=frozenset(seen)))

@@ -9,7 +9,7 @@ Treebank tags over the given tokens (no re-tokenization), so they line up with s
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import cache
 
@@ -73,3 +73,13 @@ def find_tagger() -> TaggerChoice:
         "averaged_perceptron_tagger_eng data); `pip install spanaug[pos]` installs one")
 
 
+
+
+def tag_sentences(tagger: Tagger, sentences: Iterable[Sequence[str]], batch_size: int = 256) -> dict[tuple[str, ...], list[str]]:
+    """The tags of each distinct sentence, tagged once, in batches of ``batch_size``."""
+    todo = list(dict.fromkeys(tuple(s) for s in sentences))
+    tags: dict[tuple[str, ...], list[str]] = {}
+    for i in range(0, len(todo), batch_size):
+        chunk = todo[i : i + batch_size]
+        tags.update(zip(chunk, tagger(chunk)))
+    return tags

@@ -58,9 +58,9 @@ def load_additions(
     augmented: Path, pool: Sequence[Any], filters: Sequence[dict[str, Any]], conditions: Sequence[str], rewrite_roles: Sequence[str] | None
 ) -> tuple[dict[str, dict[str, list[Any]]], dict[str, Any]]:
     """Per condition, the extra examples of each pool example; and counts of what was kept and why not."""
+    from spanaug_core.pipeline import first_rejection
     from spanaug_core.plugins import default_registry
     from spanaug_core.protocols import FilterContext
-    from spanaug_core.types import Example
     from spanaug_experiments.lexsub import lexical_substitutions
     from spanaug_judge.tasks import read_records
 
@@ -77,11 +77,10 @@ def load_additions(
         if source is None:
             counts["source not in the gold pool"] += 1
             continue
-        context = FilterContext(source=source, previous_texts=frozenset(seen[record.source_id]))
-        dropped_by = next((f.name for f in made if f.check(record, context) is not None), None)
+        reason = first_rejection(made, record, FilterContext(source=source, previous_texts=frozenset(seen[record.source_id])))
         seen[record.source_id].add(record.text)
-        if dropped_by is not None:
-            counts[f"dropped by {dropped_by}"] += 1
+        if reason is not None:
+            counts[f"dropped by {reason.split(':', 1)[0]}"] += 1
             continue
         kept.append(record)
     counts["kept"] = len(kept)
@@ -89,8 +88,7 @@ def load_additions(
     if "augmented" in conditions:
         additions["augmented"] = defaultdict(list)
         for r in kept:
-            meta = {"source_id": r.source_id, "iteration": r.iteration}
-            additions["augmented"][r.source_id].append(Example(id=r.id, tokens=r.tokens, spans=r.spans, meta=meta))
+            additions["augmented"][r.source_id].append(r.as_example())
     if "lexsub" in conditions:
         roles = rewrite_roles or (manifest.get("config") or {}).get("rewrite_roles") or ["target"]
         subs = lexical_substitutions(kept, sources, roles)

@@ -25,7 +25,7 @@ from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -214,8 +214,3 @@ def write_summary(points: Sequence[Point], path: Path) -> None:
         for p in points:
             writer.writerow([p.condition, f"{p.fraction:g}", p.runs, f"{p.mean:.4f}", f"{p.std:.4f}",
                              f"{p.gold_examples:.1f}", f"{p.added_examples:.1f}"])
-
-
-def options_record(options: CurveOptions, **extra: Any) -> dict[str, Any]:
-    """What ``experiment.json`` records: the options and whatever the caller adds (command, inputs)."""
-    return {**options.model_dump(mode="json"), **extra}

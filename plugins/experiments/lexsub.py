@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from spanaug_core.errors import ConfigError
-from spanaug_core.postag import Tagger, find_tagger
+from spanaug_core.postag import Tagger, find_tagger, tag_sentences
 from spanaug_core.types import Augmented, Example, Span
 from spanaug_judge.tasks import rewritten_span
 
@@ -79,11 +79,7 @@ def lexical_substitutions(
             out.dropped["same words as the source"] += 1
             continue
         made.append((record, source, substitute(source, record.target, words), original))
-    sentences = list(dict.fromkeys(s for _, source, new, _ in made for s in (source.tokens, new.tokens)))
-    tags: dict[tuple[str, ...], list[str]] = {}
-    for i in range(0, len(sentences), batch_size):
-        batch = sentences[i : i + batch_size]
-        tags.update(zip(batch, tagger(batch)))
+    tags = tag_sentences(tagger, (s for _, source, new, _ in made for s in (source.tokens, new.tokens)), batch_size)
     seen: set[tuple[str, ...]] = set()
     for record, source, new, original in made:
         width = len(new.tokens) - len(source.tokens) + original.end - original.start

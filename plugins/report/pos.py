@@ -15,7 +15,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from spanaug_core.postag import Tagger
+from spanaug_core.postag import Tagger, tag_sentences
 from spanaug_report.stats import SpanPair
 
 
@@ -46,11 +46,7 @@ def weighted_jaccard_distance(a: Sequence[str], b: Sequence[str]) -> float:
 
 def pos_diversity(pairs: Sequence[SpanPair], tagger: Tagger, batch_size: int = 256) -> Diversity:
     """Tag each distinct sentence once, then compare every pair's source and aligned span tags."""
-    sentences = list(dict.fromkeys(s for p in pairs for s in (p.source_tokens, p.tokens)))
-    tags: dict[tuple[str, ...], list[str]] = {}
-    for i in range(0, len(sentences), batch_size):
-        batch = sentences[i : i + batch_size]
-        tags.update(zip(batch, tagger(batch)))
+    tags = tag_sentences(tagger, (s for p in pairs for s in (p.source_tokens, p.tokens)), batch_size)
     differ, jcd, wjcd = 0, 0.0, 0.0
     changes: Counter[tuple[str, str]] = Counter()
     for p in pairs:

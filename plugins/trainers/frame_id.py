@@ -34,7 +34,6 @@ from spanaug_trainers.metrics import entity_units, span_scores
 from spanaug_trainers.trainers import PREDICT_CHUNK, TaggerOptions
 
 if TYPE_CHECKING:
-    from spanaug_core.postag import Tagger
     from spanaug_trainers.span_classifier import SpanClassifier
     from spanaug_trainers.vectors import WordVectors
 
@@ -43,7 +42,6 @@ log = logging.getLogger(__name__)
 Tokens = tuple[str, ...]
 LabelledSpan = tuple[int, int, str | None]  # (start, end exclusive, frame); None: NULL, not a trigger
 ScoredSpan = tuple[int, int, str, float]  # (start, end exclusive, frame, probability)
-TAG_BATCH = 256  # sentences per call of the POS tagger
 
 
 def spans_up_to(length: int, max_span: int) -> list[tuple[int, int]]:
@@ -74,16 +72,6 @@ def resolve_overlaps(scored: Iterable[ScoredSpan]) -> list[Triple]:
         if all(span[1] <= k[0] or k[1] <= span[0] for k in kept):
             kept.append(span)
     return sorted((s, e, frame) for s, e, frame, _ in kept)
-
-
-def tag_sentences(tagger: Tagger, sentences: Iterable[Tokens]) -> dict[Tokens, list[str]]:
-    """POS tags of each distinct sentence, tagged in batches."""
-    todo = list(dict.fromkeys(tuple(s) for s in sentences))
-    tags: dict[Tokens, list[str]] = {}
-    for i in range(0, len(todo), TAG_BATCH):
-        chunk = todo[i : i + TAG_BATCH]
-        tags.update(zip(chunk, tagger(chunk)))
-    return tags
 
 
 class FrameIdTrainer:
@@ -157,7 +145,7 @@ class FrameIdTrainer:
         if choice.tagger is None:
             log.info("training frame-id without POS embeddings: %s", choice.description)
         everything = [s.tokens for s in [*train_sentences, *(dev_sentences or [])]]
-        tags = tag_sentences(choice.tagger, everything) if choice.tagger is not None else None
+        tags = postag.tag_sentences(choice.tagger, everything) if choice.tagger is not None else None
         vectors = vectors_for(self.vectors, c.encoder, c.device, c.max_length)
         shape = ClassifierConfig(
             trainer=self.name, encoder=c.encoder, max_length=c.max_length, dim=vectors.dim, frames=frames,
@@ -192,7 +180,7 @@ class FrameIdTrainer:
             sentences = [example.tokens for example in chunk]
             vectors = vectors_for(self.vectors, model.config.encoder, self.config.device, model.config.max_length)
             vectors.encode(sentences)
-            tags = tag_sentences(tagger, sentences) if tagger is not None else None
+            tags = postag.tag_sentences(tagger, sentences) if tagger is not None else None
             predicted = classify(model, sentences, vectors, tags, batch_size=max(self.config.batch_size, 64))
             yield from (self.with_predictions(example, spans) for example, spans in zip(chunk, predicted))
 
