@@ -53,8 +53,9 @@ class PipelineSettings(BaseModel):
         description="how kept spans survive: include = positive constraints then exact match; "
         "align = no constraint, located by the aligner; drop = not carried",
     )
-    batch_size: int = Field(default=16, ge=1, description="sentences per decoder call")
-    chunk_size: int = Field(default=64, ge=1, description="examples processed (and committed for --resume) together")
+    batch_size: int = Field(
+        default=16, ge=1, description="sentences per decode call, for decoders that cannot stream (vdba keeps its own batch_size full)"
+    )
 
 
 class RunConfig(PipelineSettings):
@@ -69,6 +70,9 @@ class RunConfig(PipelineSettings):
     filters: list[ComponentSpec] = Field(default_factory=list, description="all must accept a record")
     output: Path = Field(default=Path("out"), description="output folder")
     write_rejected: bool = Field(default=True, description="also write rejected.jsonl")
+    commit_every_s: float = Field(
+        default=30.0, ge=0, description="make the output resumable at least this often, in seconds (a kill loses at most this much finished work)"
+    )
 
     @model_validator(mode="before")
     @classmethod
@@ -90,8 +94,8 @@ class RunConfig(PipelineSettings):
         return PipelineSettings(**{k: getattr(self, k) for k in PipelineSettings.model_fields})
 
     def fingerprint(self) -> dict[str, Any]:
-        """What must not change between a run and its ``--resume`` (everything but output and limit)."""
-        return self.model_dump(mode="json", exclude={"output", "limit"})
+        """What must not change between a run and its ``--resume`` (everything but output, limit and commit_every_s)."""
+        return self.model_dump(mode="json", exclude={"output", "limit", "commit_every_s"})
 
 
 def load_file(path: Path) -> dict[str, Any]:

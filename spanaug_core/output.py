@@ -1,12 +1,14 @@
-"""A run's output folder: records written as they come, committed per chunk, resumable.
+"""A run's output folder: records written as they come, committed by time, resumable.
 
-``augmented.jsonl`` and ``rejected.jsonl`` get one whole line per record as soon as it is
-made. After every chunk of examples the files are flushed and ``manifest.json`` is
-replaced atomically with the counts and the byte length of each file at that point: the
-*commit*. ``--resume`` truncates the files back to the last commit (dropping the records
-of a chunk that was cut short) and skips the examples already committed, so no record is
-lost or written twice. A Ctrl-C leaves whole lines and a manifest that says
-``interrupted``.
+``augmented.jsonl`` and ``rejected.jsonl`` get one whole line per record as the pipeline
+yields it (in input order). At a pipeline checkpoint, once ``commit_every_s`` has passed
+since the last commit, the files are flushed and ``manifest.json`` is replaced
+atomically with the counts, the byte length of each file and the state of the examples
+still in progress (``progress.in_flight``): the *commit*. ``--resume`` truncates the files
+back to the last commit, skips the examples it had read and restores the ones in
+progress, so no record is lost or written twice and the output equals an uninterrupted
+run's. A kill loses the work since the last commit, plus the decoding then in flight. A
+Ctrl-C leaves whole lines and a manifest that says ``interrupted``.
 """
 
 from __future__ import annotations
@@ -55,6 +57,7 @@ class RunStore:
         self.manifest: dict[str, Any] = {}
         self._files: dict[str, IO[str]] = {}
         self._t0 = time.monotonic()
+        self._last_commit = self._t0
         self._elapsed_before = 0.0
 
     # -- opening --------------------------------------------------------------------
@@ -116,8 +119,18 @@ class RunStore:
         elif REJECTED in self._files:
             self._files[REJECTED].write(json.dumps(outcome.to_json(), ensure_ascii=False) + "\n")
 
-    def commit(self, examples_done: int, last_id: str, counts: dict[str, Any]) -> None:
-        """Make everything written so far durable and resumable."""
+    def due(self) -> bool:
+        """Whether ``commit_every_s`` has passed since the last commit (or the opening)."""
+        return time.monotonic() - self._last_commit >= self.config.commit_every_s
+
+    def commit(
+        self, examples_done: int, last_id: str | None, counts: dict[str, Any], in_flight: list[dict[str, Any]]
+    ) -> None:
+        """Make everything written so far durable and resumable.
+
+        ``in_flight``: the pipeline's examples in progress (``Pipeline.in_flight()``); the
+        input examples read are the ``examples_done`` finished ones and these.
+        """
         sizes = {}
         for name, fh in self._files.items():
             fh.flush()
@@ -125,8 +138,19 @@ class RunStore:
             sizes["augmented_bytes" if name == AUGMENTED else "rejected_bytes"] = fh.tell()
         # Counts are committed with the progress: a resumed run continues from these, not
         # from the counts of a chunk that was cut short.
-        progress = {"examples_done": examples_done, "last_example_id": last_id, **sizes, "counts": counts}
+        read = examples_done + len(in_flight)
+        last_read = in_flight[-1]["example"]["id"] if in_flight else last_id
+        progress = {
+            "examples_done": examples_done,
+            "last_example_id": last_id,
+            "examples_read": read,
+            "last_read_id": last_read,
+            **sizes,
+            "counts": counts,
+            "in_flight": in_flight,
+        }
         self._write_manifest(progress, counts)
+        self._last_commit = time.monotonic()
 
     def finish(self, status: str, counts: dict[str, Any] | None, error: str | None = None) -> None:
         """Record the final status (completed, interrupted, failed) and close the files."""

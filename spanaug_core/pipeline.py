@@ -7,16 +7,22 @@ as an ``Augmented`` record; add the aligned phrase's expansions to the avoid set
 stops early when nothing aligns, when the decoder finds nothing, or when the avoid set
 stops growing, and the reason is reported.
 
-Examples stream through in chunks: all jobs of a chunk share decoder and aligner
-batches, and a chunk ends with a ``ChunkDone`` marker so that a store can commit its
-output there and a run can resume from the last committed chunk. An example with no span
-to rewrite but with spans to keep is paraphrased as a whole (e.g. NER with kept
-entities): each round takes the best new candidate that still contains the kept spans.
+Examples stream through a request queue: the decoder takes requests whenever it has
+room, and reading the input keeps pace with it (``spanaug_core.scheduling``). The jobs of
+one example move through the iterations together: an iteration's results are aligned and
+acted on once all its jobs have their n-best lists, in job order, so what an example
+yields depends neither on the batches it shared nor on the order requests finished.
+Finished examples are yielded in input order, each followed by a ``Checkpoint``: the
+outcomes yielded so far plus ``Pipeline.in_flight()`` (the state of the examples still
+in progress, JSON) are a consistent point to resume from (``Pipeline.restore``).
+
+An example with no span to rewrite but with spans to keep is paraphrased as a whole
+(e.g. NER with kept entities): each round takes the best new candidate that still
+contains the kept spans.
 """
 
 from __future__ import annotations
 
-import itertools
 import time
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
@@ -26,6 +32,7 @@ from typing import Any
 from spanaug_core.config import PipelineSettings
 from spanaug_core.errors import SpanaugError
 from spanaug_core.plugins import Registry, default_registry
+from spanaug_core.scheduling import RequestQueue, stream_decode
 from spanaug_core.protocols import (
     Aligner,
     ConstrainedDecoder,
@@ -51,6 +58,7 @@ class Rejection:
     record: Augmented | None = None
 
     def to_json(self) -> dict[str, Any]:
+        """The line ``rejected.jsonl`` holds (a dropped record, or a stop with its constraints)."""
         out: dict[str, Any] = {
             "source_id": self.source_id,
             "target": self.target,
@@ -63,16 +71,39 @@ class Rejection:
             out["constraints"] = self.constraints.model_dump(mode="json")
         return out
 
+    def to_state(self) -> dict[str, Any]:
+        """Every field, for a checkpoint (``from_state`` reads it back)."""
+        return {**self.to_json(), "constraints": self.constraints.model_dump(mode="json")}
+
+    @classmethod
+    def from_state(cls, data: dict[str, Any]) -> Rejection:
+        record = data.get("record")
+        return cls(
+            source_id=data["source_id"],
+            target=data["target"],
+            iteration=data["iteration"],
+            reason=data["reason"],
+            constraints=Constraints.model_validate(data["constraints"]),
+            record=Augmented.model_validate(record) if record is not None else None,
+        )
+
 
 @dataclass(frozen=True)
-class ChunkDone:
-    """All jobs of ``examples`` more input examples are finished; ``last_id`` is the last one's id."""
+class Checkpoint:
+    """A consistent point of the stream: what was yielded before it plus ``Pipeline.in_flight()``.
+
+    ``examples``: input examples finished since the previous checkpoint (all their
+    outcomes yielded before this); ``last_id``: the last of them (None when none).
+    """
 
     examples: int
-    last_id: str
+    last_id: str | None
 
 
-Outcome = Augmented | Rejection | ChunkDone
+Outcome = Augmented | Rejection | Checkpoint
+
+# A request's key is (example sequence number) * _JOBS + (job index): older examples first.
+_JOBS = 1 << 20
 
 
 @dataclass
@@ -122,14 +153,12 @@ class RunStats:
 class _Job:
     """One span being rewritten (or, with ``target`` None, one sentence paraphrased whole)."""
 
-    example: Example
     target: int | None
     tokens: tuple[str, ...]
     span: tuple[int, int] | None
     kept: list[tuple[int, Span]]
     avoid: list[str]
     include: list[str]
-    seen: set[str]
     iteration: int = 0
     stopped: str | None = None
 
@@ -137,9 +166,99 @@ class _Job:
     def constraints(self) -> Constraints:
         return Constraints(avoid=tuple(self.avoid), include=tuple(self.include))
 
+    def to_state(self) -> dict[str, Any]:
+        return {
+            "target": self.target,
+            "tokens": list(self.tokens),
+            "span": list(self.span) if self.span else None,
+            "kept": [[i, sp.model_dump(mode="json")] for i, sp in self.kept],
+            "avoid": list(self.avoid),
+            "include": list(self.include),
+            "iteration": self.iteration,
+            "stopped": self.stopped,
+        }
+
+    @classmethod
+    def from_state(cls, data: dict[str, Any]) -> _Job:
+        span = data["span"]
+        return cls(
+            target=data["target"],
+            tokens=tuple(data["tokens"]),
+            span=(span[0], span[1]) if span else None,
+            kept=[(i, Span.model_validate(sp)) for i, sp in data["kept"]],
+            avoid=list(data["avoid"]),
+            include=list(data["include"]),
+            iteration=data["iteration"],
+            stopped=data["stopped"],
+        )
+
+
+@dataclass
+class _ExampleRun:
+    """An input example in progress: its jobs, the texts it has produced, its outcomes so far.
+
+    ``pending`` holds, per job index with a request out, its n-best list once it came back.
+    """
+
+    seq: int
+    example: Example
+    jobs: list[_Job]
+    seen: set[str]
+    outcomes: list[Augmented | Rejection] = field(default_factory=list)
+    iteration: int = 0
+    pending: dict[int, list[Candidate] | None] = field(default_factory=dict)
+
+    @property
+    def done(self) -> bool:
+        return not self.pending and not any(j.stopped is None for j in self.jobs)
+
+    def to_state(self) -> dict[str, Any]:
+        return {
+            "seq": self.seq,
+            "example": self.example.model_dump(mode="json"),
+            "iteration": self.iteration,
+            "seen": sorted(self.seen),
+            "jobs": [j.to_state() for j in self.jobs],
+            "outcomes": [
+                {"record": o.model_dump(mode="json")} if isinstance(o, Augmented) else {"rejection": o.to_state()}
+                for o in self.outcomes
+            ],
+        }
+
+    @classmethod
+    def from_state(cls, data: dict[str, Any]) -> _ExampleRun:
+        return cls(
+            seq=data["seq"],
+            example=Example.model_validate(data["example"]),
+            jobs=[_Job.from_state(j) for j in data["jobs"]],
+            seen=set(data["seen"]),
+            outcomes=[
+                Augmented.model_validate(o["record"]) if "record" in o else Rejection.from_state(o["rejection"])
+                for o in data["outcomes"]
+            ],
+            iteration=data["iteration"],
+        )
+
+
+@dataclass
+class _Attempt:
+    """One job's n-best list in one iteration, and where the aligner put its spans in each candidate.
+
+    ``target[rank]``: the target span's alignment into candidate ``rank`` (None for a
+    whole-sentence job); ``kept[(rank, span index)]``: a kept span's (``keep=align``).
+    """
+
+    run: _ExampleRun
+    job: _Job
+    nbest: list[Candidate]
+    target: list[Alignment | None] = field(default_factory=list)
+    kept: dict[tuple[int, int], Alignment] = field(default_factory=dict)
+
 
 @dataclass
 class _Choice:
+    """The candidate an attempt keeps, where its target went, its score and its kept spans."""
+
     candidate: Candidate
     rank: int
     span: tuple[int, int] | None
@@ -169,7 +288,7 @@ class Pipeline:
 
     Build it from instances (``Pipeline(decoder=..., aligner=..., expander=...)``) or by
     name with :meth:`from_components`; iterate :meth:`run` for accepted records, or
-    :meth:`outcomes` for everything a store needs (rejections, stops, chunk markers).
+    :meth:`outcomes` for everything a store needs (rejections, stops, checkpoints).
     """
 
     def __init__(
@@ -196,6 +315,8 @@ class Pipeline:
         model = getattr(getattr(decoder, "config", None), "model", None)
         if model:
             self.components["model"] = str(model)
+        self._runs: dict[int, _ExampleRun] = {}
+        self._restored: dict[int, _ExampleRun] = {}
 
     @classmethod
     def from_components(
@@ -239,20 +360,99 @@ class Pipeline:
                 yield outcome
 
     def outcomes(self, examples: Iterable[Example], total: int | None = None) -> Iterator[Outcome]:
-        """Augment ``examples`` chunk by chunk, yielding records, rejections and chunk markers."""
-        it = iter(examples)
-        done = self.stats.examples
-        while chunk := list(itertools.islice(it, self.settings.chunk_size)):
-            yield from self._run_chunk(chunk)
-            done += len(chunk)
-            self.stats.examples = done
-            yield ChunkDone(examples=len(chunk), last_id=chunk[-1].id)
-            self.progress(ProgressEvent("examples", done, total, stats=self.stats.as_dict()))
+        """Augment ``examples`` (streamed): records and rejections in input order, checkpoints between.
 
-    # -- one chunk --------------------------------------------------------------------
+        After :meth:`restore`, the restored examples come first, then ``examples`` (which
+        should then start after the last example the checkpoint had read).
+        """
+        runs, self._restored = self._restored, {}
+        self._runs = runs
+        source = iter(examples)
+        next_seq = max(runs, default=-1) + 1
+        emit_from = min(runs, default=next_seq)
+        top_m = self.settings.top_m
+
+        def issue(run: _ExampleRun) -> None:
+            for j in self._active(run):
+                job = run.jobs[j]
+                run.pending[j] = None
+                queue.put(run.seq * _JOBS + j, DecodeRequest(text=detokenize(job.tokens), constraints=job.constraints))
+
+        def refill(wanted: int) -> bool:
+            nonlocal next_seq
+            before = len(queue)
+            while len(queue) - before < wanted:
+                example = next(source, None)
+                if example is None:
+                    return False
+                runs[next_seq] = run = self._start(next_seq, example)
+                next_seq += 1
+                issue(run)
+            return True
+
+        def finished_in_order() -> Iterator[Outcome]:
+            nonlocal emit_from
+            count, last_id = 0, None
+            while emit_from in runs and self._finished(runs[emit_from]):
+                run = runs.pop(emit_from)
+                yield from run.outcomes
+                count, last_id, emit_from = count + 1, run.example.id, emit_from + 1
+            if count:
+                self.stats.examples += count
+                self.progress(ProgressEvent("examples", self.stats.examples, total, stats=self.stats.as_dict()))
+            yield Checkpoint(count, last_id)
+
+        queue = RequestQueue(refill)
+        for run in runs.values():
+            issue(run)
+        stream = stream_decode(self.decoder, queue, top_m, self.settings.batch_size)
+        while True:
+            t0 = time.perf_counter()
+            finished = next(stream, None)
+            self.stats.decode_s += time.perf_counter() - t0
+            if finished is None:
+                break
+            self.stats.decode_calls += 1
+            ready: list[_ExampleRun] = []
+            for key, nbest in finished:
+                run = runs[key // _JOBS]
+                run.pending[key % _JOBS] = [c for c in nbest[:top_m] if c.tokens]
+                if all(v is not None for v in run.pending.values()):
+                    ready.append(run)
+            self._iterate(ready)
+            for run in ready:
+                issue(run)
+            yield from finished_in_order()
+        # Examples read last may have had nothing to decode (no span to rewrite).
+        yield from finished_in_order()
+
+    def in_flight(self) -> list[dict[str, Any]]:
+        """The examples started but not yet yielded, as JSON (valid at a ``Checkpoint``)."""
+        return [run.to_state() for _, run in sorted(self._runs.items())]
+
+    def restore(self, state: Sequence[dict[str, Any]]) -> None:
+        """Continue from a checkpoint's ``in_flight()``: the next :meth:`outcomes` finishes these first."""
+        self._restored = {data["seq"]: _ExampleRun.from_state(data) for data in state}
+
+    # -- one example ------------------------------------------------------------------
+    def _start(self, seq: int, example: Example) -> _ExampleRun:
+        jobs = self._jobs_for(example)
+        self.stats.jobs += len(jobs)
+        if not jobs:
+            self.stats.skipped += 1
+        return _ExampleRun(seq=seq, example=example, jobs=jobs, seen={example.text})
+
+    def _active(self, run: _ExampleRun) -> list[int]:
+        """Indices of the jobs that go on to the next iteration."""
+        if run.iteration >= self.settings.iterations:
+            return []
+        return [j for j, job in enumerate(run.jobs) if job.stopped is None]
+
+    def _finished(self, run: _ExampleRun) -> bool:
+        return not run.pending and not self._active(run)
+
     def _jobs_for(self, example: Example) -> list[_Job]:
         s = self.settings
-        seen = {example.text}
         keepable = [(i, sp) for i, sp in enumerate(example.spans) if sp.role in s.keep_roles] if s.keep != "drop" else []
         jobs = []
         for t, target in enumerate(example.spans):
@@ -267,82 +467,51 @@ class Pipeline:
             ]
             jobs.append(
                 _Job(
-                    example=example,
                     target=t,
                     tokens=example.tokens,
                     span=tspan,
                     kept=kept,
                     avoid=_unique(self.expander.expand(target.text(example.tokens))),
                     include=self._includes(example.tokens, kept),
-                    seen=seen,
                 )
             )
         if not jobs and keepable:
-            jobs.append(
-                _Job(example, None, example.tokens, None, keepable, [], self._includes(example.tokens, keepable), seen)
-            )
+            jobs.append(_Job(None, example.tokens, None, keepable, [], self._includes(example.tokens, keepable)))
         return jobs
 
     def _includes(self, tokens: Sequence[str], kept: list[tuple[int, Span]]) -> list[str]:
         return _unique(sp.text(tokens) for _, sp in kept) if self.settings.keep == "include" else []
 
-    def _run_chunk(self, chunk: list[Example]) -> Iterator[Outcome]:
-        jobs: list[_Job] = []
-        for example in chunk:
-            mine = self._jobs_for(example)
-            if not mine:
-                self.stats.skipped += 1
-            jobs.extend(mine)
-        self.stats.jobs += len(jobs)
-        for iteration in range(1, self.settings.iterations + 1):
-            active = [j for j in jobs if j.stopped is None]
-            if not active:
-                break
-            self.progress(
-                ProgressEvent(
-                    "examples",
-                    self.stats.examples,
-                    None,
-                    message=f"iteration {iteration}/{self.settings.iterations}, {len(active)} spans",
-                )
-            )
-            for start in range(0, len(active), self.settings.batch_size):
-                yield from self._step(active[start : start + self.settings.batch_size], iteration)
+    # -- one iteration ----------------------------------------------------------------
+    def _iterate(self, runs: list[_ExampleRun]) -> None:
+        """Act on the iteration whose n-best lists are all back, for each of ``runs``: one aligner call for all."""
+        attempts = [_Attempt(run, run.jobs[j], nbest or []) for run in runs for j, nbest in sorted(run.pending.items())]
+        for run in runs:
+            run.pending.clear()
+            run.iteration += 1
+        self.stats.candidates += sum(len(a.nbest) for a in attempts)
+        self._align(attempts)
+        for attempt in attempts:
+            attempt.job.iteration = attempt.run.iteration
+            attempt.run.outcomes.extend(self._advance(attempt))
 
-    def _step(self, batch: list[_Job], iteration: int) -> Iterator[Outcome]:
-        requests = [DecodeRequest(text=detokenize(j.tokens), constraints=j.constraints) for j in batch]
-        t0 = time.perf_counter()
-        nbests = self.decoder.decode(requests, nbest=self.settings.top_m)
-        self.stats.decode_s += time.perf_counter() - t0
-        self.stats.decode_calls += 1
-        if len(nbests) != len(requests):
-            raise SpanaugError(
-                f"decoder '{self.components['decoder']}' returned {len(nbests)} n-best lists for {len(requests)} requests"
-            )
-        nbests = [[c for c in nb[: self.settings.top_m] if c.tokens] for nb in nbests]
-        self.stats.candidates += sum(len(nb) for nb in nbests)
-        alignments = self._align_all(batch, nbests)
-        for j, (job, nbest) in enumerate(zip(batch, nbests, strict=True)):
-            job.iteration = iteration
-            yield from self._advance(job, j, nbest, alignments)
-
-    def _align_all(self, batch: list[_Job], nbests: list[list[Candidate]]) -> dict[tuple[int, int, int | None], Alignment]:
-        """One aligner call for the batch: key (job, rank, None) for the target, (job, rank, span index) for kept spans."""
-        keys: list[tuple[int, int, int | None]] = []
+    def _align(self, attempts: list[_Attempt]) -> None:
+        """Align every attempt's target (and, with ``keep=align``, kept spans) into its candidates."""
+        slots: list[tuple[_Attempt, int, int | None]] = []
         items: list[AlignItem] = []
-        for j, (job, nbest) in enumerate(zip(batch, nbests, strict=True)):
-            for rank, cand in enumerate(nbest):
+        for attempt in attempts:
+            job = attempt.job
+            attempt.target = [None] * len(attempt.nbest)
+            for rank, cand in enumerate(attempt.nbest):
                 if job.span is not None:
-                    keys.append((j, rank, None))
+                    slots.append((attempt, rank, None))
                     items.append(AlignItem(source_tokens=job.tokens, source_span=job.span, target_tokens=cand.tokens))
                 if self.settings.keep == "align":
                     for idx, sp in job.kept:
-                        keys.append((j, rank, idx))
-                        items.append(
-                            AlignItem(source_tokens=job.tokens, source_span=(sp.start, sp.end), target_tokens=cand.tokens)
-                        )
+                        slots.append((attempt, rank, idx))
+                        items.append(AlignItem(source_tokens=job.tokens, source_span=(sp.start, sp.end), target_tokens=cand.tokens))
         if not items:
-            return {}
+            return
         t0 = time.perf_counter()
         results = self.aligner.align(items)
         self.stats.align_s += time.perf_counter() - t0
@@ -350,24 +519,23 @@ class Pipeline:
             raise SpanaugError(
                 f"aligner '{self.components['aligner']}' returned {len(results)} alignments for {len(items)} items"
             )
-        return dict(zip(keys, results, strict=True))
+        for (attempt, rank, idx), found in zip(slots, results, strict=True):
+            if idx is None:
+                attempt.target[rank] = found
+            else:
+                attempt.kept[(rank, idx)] = found
 
     def _locate_kept(
-        self,
-        job: _Job,
-        j: int,
-        cand: Candidate,
-        rank: int,
-        target_span: tuple[int, int] | None,
-        alignments: dict[tuple[int, int, int | None], Alignment],
+        self, attempt: _Attempt, rank: int, target_span: tuple[int, int] | None
     ) -> tuple[list[tuple[int, Span]], float] | None:
-        """Where each kept span is in ``cand`` (and the weakest score), or None if one is lost."""
+        """Where each kept span is in candidate ``rank`` (and the weakest score), or None if one is lost."""
+        job, cand = attempt.job, attempt.nbest[rank]
         taken: list[tuple[int, int]] = [target_span] if target_span else []
         located: list[tuple[int, Span]] = []
         weakest = 1.0
         for idx, sp in job.kept:
             if self.settings.keep == "align":
-                found = alignments[(j, rank, idx)]
+                found = attempt.kept[(rank, idx)]
                 where, score = found.span, found.score
                 if where is not None and any(_overlaps(where, t) for t in taken):
                     where = None
@@ -385,26 +553,25 @@ class Pipeline:
             weakest = min(weakest, score)
         return located, weakest
 
-    def _choose(
-        self, job: _Job, j: int, nbest: list[Candidate], alignments: dict[tuple[int, int, int | None], Alignment]
-    ) -> tuple[_Choice | None, str]:
-        """The candidate to keep (job ``j`` of the batch), or None and the reason the job stops."""
-        if not nbest:
+    def _choose(self, attempt: _Attempt) -> tuple[_Choice | None, str]:
+        """The candidate to keep, or None and the reason the job stops."""
+        job = attempt.job
+        if not attempt.nbest:
             return None, "no-candidates"
         best: _Choice | None = None
         aligned_any = False
-        for rank, cand in enumerate(nbest):
+        for rank, cand in enumerate(attempt.nbest):
             if job.span is None:
-                if cand.text in job.seen:
+                if cand.text in attempt.run.seen:
                     continue
                 span, score = None, 1.0
             else:
-                found = alignments[(j, rank, None)]
-                if found.span is None:
+                found = attempt.target[rank]
+                if found is None or found.span is None:
                     continue
                 aligned_any = True
                 span, score = found.span, found.score
-            located = self._locate_kept(job, j, cand, rank, span, alignments)
+            located = self._locate_kept(attempt, rank, span)
             if located is None:
                 continue
             kept, kept_score = located
@@ -421,16 +588,14 @@ class Pipeline:
             return None, "no-new-candidates"
         return None, "kept-spans-lost" if aligned_any else "no-alignment"
 
-    def _advance(
-        self, job: _Job, j: int, nbest: list[Candidate], alignments: dict[tuple[int, int, int | None], Alignment]
-    ) -> Iterator[Outcome]:
-        example = job.example
-        choice, why = self._choose(job, j, nbest, alignments)
+    def _advance(self, attempt: _Attempt) -> list[Augmented | Rejection]:
+        """The outcomes of one attempt; updates the job (avoid set, stop, chained sentence)."""
+        job, example = attempt.job, attempt.run.example
+        choice, why = self._choose(attempt)
         if choice is None:
             job.stopped = why
             self.stats.stopped[why] += 1
-            yield Rejection(example.id, job.target, job.iteration, why, job.constraints)
-            return
+            return [Rejection(example.id, job.target, job.iteration, why, job.constraints)]
         cand = choice.candidate
         spans = list(choice.kept)
         if job.target is not None and choice.span is not None:
@@ -451,14 +616,15 @@ class Pipeline:
             constraints=job.constraints,
             components=self.components,
         )
-        reason = self._filter(record, example, job.seen)
-        job.seen.add(cand.text)
+        reason = first_rejection(self.filters, record, FilterContext(source=example, previous_texts=frozenset(attempt.run.seen)))
+        attempt.run.seen.add(cand.text)
+        out: list[Augmented | Rejection] = []
         if reason is None:
             self.stats.accepted += 1
-            yield record
+            out.append(record)
         else:
             self.stats.rejected += 1
-            yield Rejection(example.id, job.target, job.iteration, reason, job.constraints, record)
+            out.append(Rejection(example.id, job.target, job.iteration, reason, job.constraints, record))
         if choice.span is not None:
             aligned = detokenize(cand.tokens[choice.span[0] : choice.span[1]])
             fresh = [p for p in _unique(self.expander.expand(aligned)) if p not in job.avoid]
@@ -468,6 +634,4 @@ class Pipeline:
                 self.stats.stopped[job.stopped] += 1
         if self.settings.chain:
             job.tokens, job.span, job.kept = cand.tokens, choice.span, choice.kept
-
-    def _filter(self, record: Augmented, example: Example, seen: set[str]) -> str | None:
-        return first_rejection(self.filters, record, FilterContext(source=example, previous_texts=frozenset(seen)))
+        return out

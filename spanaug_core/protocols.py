@@ -92,9 +92,33 @@ class ConstrainedDecoder(Component, Protocol):
 
     Returns, per request, up to ``nbest`` candidates best first; every candidate contains
     no avoid phrase and every include phrase (an empty list when none could be found).
+
+    A decoder may also offer ``stream(source, nbest)`` (see ``StreamingDecoder``); the
+    pipeline then feeds it requests as rows free up instead of in fixed batches.
     """
 
     def decode(self, requests: Sequence[DecodeRequest], nbest: int) -> list[list[Candidate]]: ...
+
+
+class RequestSource(Protocol):
+    """Where a streaming decoder takes its next requests from (the pipeline's queue)."""
+
+    def take(self, n: int) -> list[tuple[int, DecodeRequest]]:
+        """Up to ``n`` (key, request) pairs; an empty list when nothing waits now."""
+        ...
+
+
+@runtime_checkable
+class StreamingDecoder(ConstrainedDecoder, Protocol):
+    """A decoder that keeps its batch full by taking requests whenever it has room.
+
+    ``stream`` yields, whenever requests finish, their (key, candidates) pairs, candidates
+    as ``decode`` returns them. The caller may add requests to ``source`` between yields
+    (the next iteration of a span); the stream ends when ``source`` gives nothing and no
+    request is in flight.
+    """
+
+    def stream(self, source: RequestSource, nbest: int) -> Iterator[list[tuple[int, list[Candidate]]]]: ...
 
 
 @runtime_checkable

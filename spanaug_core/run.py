@@ -2,8 +2,9 @@
 through the pipeline into a RunStore, and leave a manifest that says how it ended.
 
 Every component is built (and its options validated) before any output is touched, so a
-typo in a config costs nothing. On resume the examples already committed are skipped,
-and the id of the last one is checked so that a changed input file is caught.
+typo in a config costs nothing. On resume the examples the last commit had read are
+skipped (the id of the last one is checked, so that a changed input file is caught) and
+the ones it had in progress are restored into the pipeline.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Any
 from spanaug_core.config import RunConfig
 from spanaug_core.errors import RunStateError
 from spanaug_core.output import RunStore
-from spanaug_core.pipeline import ChunkDone, Pipeline
+from spanaug_core.pipeline import Checkpoint, Pipeline
 from spanaug_core.plugins import Registry, default_registry
 from spanaug_core.protocols import ProgressCallback
 from spanaug_core.types import Example
@@ -62,15 +63,15 @@ def run_input(config: dict[str, Any], registry: Registry | None = None) -> tuple
     return iter(reader.read(Path(source) if source else None)), where
 
 
-def _skip(examples: Iterator[Example], done: int, last_id: str | None) -> Iterator[Example]:
-    """Drop the ``done`` examples already committed, checking the last one is where it was."""
-    if done:
-        skipped = list(itertools.islice(examples, done - 1, done))
+def _skip(examples: Iterator[Example], read: int, last_id: str | None) -> Iterator[Example]:
+    """Drop the ``read`` examples a commit had read, checking the last one is where it was."""
+    if read:
+        skipped = list(itertools.islice(examples, read - 1, read))
         if not skipped:
-            raise RunStateError(f"cannot resume: the input now has fewer than the {done} examples already done")
+            raise RunStateError(f"cannot resume: the input now has fewer than the {read} examples already read")
         if last_id is not None and skipped[0].id != last_id:
             raise RunStateError(
-                f"cannot resume: example {done} of the input is '{skipped[0].id}', but the run had '{last_id}' "
+                f"cannot resume: example {read} of the input is '{skipped[0].id}', but the run had '{last_id}' "
                 "there (did the input change?)"
             )
     return examples
@@ -89,21 +90,26 @@ def execute(
     committed = store.open(resume)
     if committed.get("counts"):
         pipeline.stats.restore(committed["counts"])
+    pipeline.restore(committed.get("in_flight", []))
     done = committed.get("examples_done", 0)
-    examples = _skip(iter(reader.read(config.input)), done, committed.get("last_example_id"))
+    last_id = committed.get("last_example_id")
+    read = committed.get("examples_read", done)
+    examples = _skip(iter(reader.read(config.input)), read, committed.get("last_read_id", last_id))
     if config.limit is not None:
-        examples = itertools.islice(examples, max(config.limit - done, 0))
+        examples = itertools.islice(examples, max(config.limit - read, 0))
     total = reader.count(config.input) if callable(getattr(reader, "count", None)) else None
     if config.limit is not None:
         total = config.limit if total is None else min(total, config.limit)
-    done_now = done
     try:
         for outcome in pipeline.outcomes(examples, total):
-            if isinstance(outcome, ChunkDone):
-                done_now += outcome.examples
-                store.commit(done_now, outcome.last_id, pipeline.stats.as_dict())
+            if isinstance(outcome, Checkpoint):
+                done += outcome.examples
+                last_id = outcome.last_id or last_id
+                if store.due():
+                    store.commit(done, last_id, pipeline.stats.as_dict(), pipeline.in_flight())
             else:
                 store.write(outcome)
+        store.commit(done, last_id, pipeline.stats.as_dict(), [])
     except KeyboardInterrupt:
         store.finish("interrupted", pipeline.stats.as_dict())
         raise

@@ -25,14 +25,16 @@ from __future__ import annotations
 
 import math
 import re
-from abc import ABC, abstractmethod
-from collections.abc import Sequence
+import time
+from abc import ABC
+from collections.abc import Iterator, Sequence
 from typing import ClassVar, Literal
 
 from pydantic import Field
 
 from spanaug_core.errors import ConfigError
-from spanaug_core.protocols import DecoderConfig, ProgressCallback, ProgressEvent
+from spanaug_core.protocols import DecoderConfig, ProgressCallback, ProgressEvent, RequestSource
+from spanaug_core.scheduling import ListSource
 from spanaug_core.text import contains_phrase, tokenize
 from spanaug_core.types import Candidate, DecodeRequest
 from spanaug_decoders.adapters import DEFAULT_PROMPT, DEFAULT_SYSTEM, Adapter, ChatAdapter, load
@@ -63,7 +65,9 @@ class HFDecoderConfig(DecoderConfig):
     """Options shared by the decoders that run a Hugging Face model."""
 
     model: str | None = Field(default=DEFAULT_MODEL, description="model preset name, local folder or GGUF file, or hub id")
-    dtype: Literal["bfloat16", "float16", "float32"] = Field(default="bfloat16", description="weights and compute dtype")
+    dtype: Literal["auto", "bfloat16", "float16", "float32"] = Field(
+        default="auto", description="weights and compute dtype (auto: float32 on cpu, bfloat16 on cuda)"
+    )
     device: str = Field(default="cpu", description="torch device (cpu, cuda, cuda:1...)")
     batch_size: int = Field(default=20, ge=1, description="sentences decoded together")
     max_length: int | None = Field(default=None, ge=1, description="max generated tokens (default: 2x the longest source + 16)")
@@ -76,7 +80,7 @@ class HFDecoderConfig(DecoderConfig):
 
 
 class _HFDecoder(ABC):
-    """Loading, constraint encoding, batching and the word-level check shared by both decoders."""
+    """Loading, constraint encoding and the word-level check shared by both decoders."""
 
     config: HFDecoderConfig
 
@@ -107,30 +111,11 @@ class _HFDecoder(ABC):
         return [self.adapter.encode_phrase(p) for p in phrases]
 
     def max_length(self, texts: Sequence[str]) -> int:
+        """The generated-token limit for these sentences: ``max_length`` or 2x the longest + 16."""
         if self.config.max_length is not None:
             return self.config.max_length
         longest = max(len(self.adapter.tokenizer(t, add_special_tokens=False)["input_ids"]) for t in texts)
         return 2 * longest + 16
-
-    def decode(self, requests: Sequence[DecodeRequest], nbest: int) -> list[list[Candidate]]:
-        """Up to ``nbest`` candidates per request, best first, all satisfying their constraints."""
-        out: list[list[Candidate]] = []
-        size = self.config.batch_size
-        for start in range(0, len(requests), size):
-            batch = list(requests[start : start + size])
-            for request, hyps in zip(batch, self._decode_batch(batch), strict=True):
-                out.append(self._checked(request, hyps, nbest))
-            if self.progress is not None:
-                self.progress(ProgressEvent("decode", len(out), len(requests), stats=dict(self.stats)))
-        return out
-
-    @abstractmethod
-    def _decode_batch(self, batch: list[DecodeRequest]) -> list[list[tuple[tuple[int, ...], float, int]]]:
-        """Per request, finished hypotheses as (token ids, logprob, length), best first.
-
-        The ids include the end token that finished a hypothesis (``Adapter.decode`` drops
-        special tokens and cuts at the line break).
-        """
 
     def _checked(self, request: DecodeRequest, hyps: list[tuple[tuple[int, ...], float, int]], nbest: int) -> list[Candidate]:
         cs, constraints = self.config.case_sensitive, request.constraints
@@ -164,7 +149,13 @@ class _HFDecoder(ABC):
 
 
 class VDBADecoder(_HFDecoder):
-    """Constrained paraphrasing with multi-state tries and vectorized dynamic beam allocation."""
+    """Constrained paraphrasing with multi-state tries and vectorized dynamic beam allocation.
+
+    Decoding is a stream: ``batch_size`` sentences are in flight and a finished one's rows
+    go to the next waiting request at once (continuous batching), so the model's batch
+    stays full until the input runs out. Each sentence's length limit comes from its own
+    text, so what a request gets does not depend on the requests it shared a batch with.
+    """
 
     name: ClassVar[str] = "vdba"
 
@@ -173,30 +164,80 @@ class VDBADecoder(_HFDecoder):
         sample_top_k: int | None = Field(default=None, ge=1, description="sample among each hypothesis' top-k tokens instead of searching")
         seed: int = Field(default=0, description="random seed for sampling")
         vectorize: bool = Field(default=True, description="decode the batch together (False: one sentence at a time)")
+        continuous: bool = Field(default=True, description="refill a finished sentence's rows with the next request at once (False: fixed batches)")
+        prefix_cache: bool = Field(default=True, description="chat models: encode the prompt's constant start once and share its cache")
 
     config: Config
 
-    def _decode_batch(self, batch: list[DecodeRequest]) -> list[list[tuple[tuple[int, ...], float, int]]]:
-        from spanaug_decoders.tries import NegativeTrie, PositiveTrie
-        from spanaug_decoders.vdba import SearchOptions, search
+    def __init__(self, config: Config, adapter: Adapter | None = None) -> None:
+        super().__init__(config, adapter)
+        # Search steps, and those with all batch_size sentences in flight, with their seconds.
+        self.occupancy: dict[str, float] = {"steps": 0, "full_steps": 0, "step_s": 0.0, "full_step_s": 0.0}
 
-        groups = [batch] if self.config.vectorize else [[r] for r in batch]
-        out = []
-        for group in groups:
-            texts = [r.text for r in group]
-            options = SearchOptions(
-                beam_size=self.config.beam_size,
-                max_length=self.max_length(texts),
-                prune=self.config.prune,
-                sample_top_k=self.config.sample_top_k,
-                length_penalty=self.config.length_penalty,
-                seed=self.config.seed,
-            )
-            positive = [PositiveTrie.from_alternatives(self.encode(r.constraints.include)) for r in group]
-            negative = [NegativeTrie([v for alts in self.encode(r.constraints.avoid) for v in alts]) for r in group]
-            found = search(self.adapter.start(texts), positive, negative, self.adapter.end_ids, options)
-            out.extend([(h.output, h.logprob, h.length) for h in hyps] for hyps in found)
+    def decode(self, requests: Sequence[DecodeRequest], nbest: int) -> list[list[Candidate]]:
+        """Up to ``nbest`` candidates per request, best first, all satisfying their constraints."""
+        out: list[list[Candidate]] = [[] for _ in requests]
+        done = 0
+        for finished in self.stream(ListSource(requests), nbest):
+            for key, candidates in finished:
+                out[key] = candidates
+            done += len(finished)
+            if self.progress is not None:
+                self.progress(ProgressEvent("decode", done, len(requests), stats=dict(self.stats)))
         return out
+
+    def stream(self, source: RequestSource, nbest: int) -> Iterator[list[tuple[int, list[Candidate]]]]:
+        """Decode what ``source`` hands out, yielding the requests finished at each step.
+
+        Requests are taken whenever rows are free, so a caller may add to ``source`` between
+        two yields (the next iteration of a span) and the stream ends only when ``source``
+        has nothing left and nothing is in flight.
+        """
+        from spanaug_decoders.tries import NegativeTrie, PositiveTrie
+        from spanaug_decoders.vdba import BeamSearch, SearchOptions
+
+        adapter = self.adapter
+        options = SearchOptions(
+            beam_size=self.config.beam_size,
+            prune=self.config.prune,
+            sample_top_k=self.config.sample_top_k,
+            length_penalty=self.config.length_penalty,
+            seed=self.config.seed,
+        )
+        width = self.config.batch_size if self.config.vectorize else 1
+        engine: BeamSearch | None = None
+        requests: dict[int, DecodeRequest] = {}
+        while True:
+            if engine is None or not len(engine):
+                engine = BeamSearch(adapter.start(self.config.prefix_cache), adapter.end_ids, options)
+            joins = engine.session.joins_running and self.config.continuous
+            if len(engine) < width and (joins or not len(engine)):
+                for key, request in source.take(width - len(engine)):
+                    requests[key] = request
+                    engine.add(
+                        key,
+                        request.text,
+                        PositiveTrie.from_alternatives(self.encode(request.constraints.include)),
+                        NegativeTrie([v for alts in self.encode(request.constraints.avoid) for v in alts]),
+                        self.max_length([request.text]),
+                    )
+            if not len(engine):
+                return
+            t0 = time.perf_counter()
+            full = len(engine) == width
+            finished = engine.step()
+            spent = time.perf_counter() - t0
+            self.occupancy["steps"] += 1
+            self.occupancy["step_s"] += spent
+            if full:
+                self.occupancy["full_steps"] += 1
+                self.occupancy["full_step_s"] += spent
+            if finished:
+                yield [
+                    (key, self._checked(requests.pop(key), [(h.output, h.logprob, h.length) for h in hyps], nbest))  # type: ignore[call-overload]
+                    for key, hyps in finished
+                ]
+
 
 
 class HFBeamDecoder(_HFDecoder):
@@ -209,7 +250,24 @@ class HFBeamDecoder(_HFDecoder):
 
     config: Config
 
+    def decode(self, requests: Sequence[DecodeRequest], nbest: int) -> list[list[Candidate]]:
+        """Up to ``nbest`` candidates per request, best first, all satisfying their constraints."""
+        out: list[list[Candidate]] = []
+        size = self.config.batch_size
+        for start in range(0, len(requests), size):
+            batch = list(requests[start : start + size])
+            for request, hyps in zip(batch, self._decode_batch(batch), strict=True):
+                out.append(self._checked(request, hyps, nbest))
+            if self.progress is not None:
+                self.progress(ProgressEvent("decode", len(out), len(requests), stats=dict(self.stats)))
+        return out
+
     def _decode_batch(self, batch: list[DecodeRequest]) -> list[list[tuple[tuple[int, ...], float, int]]]:
+        """Per request, finished hypotheses as (token ids, logprob, length), best first.
+
+        The ids include the end token that finished a hypothesis (``Adapter.decode`` drops
+        special tokens and cuts at the line break).
+        """
         import torch
 
         if any(r.constraints.include for r in batch):

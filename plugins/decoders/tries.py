@@ -215,6 +215,7 @@ class TrieTable:
     def __init__(self, tries: Sequence[_Trie], device: torch.device | str = "cpu") -> None:
         import torch
 
+        arrays = [_arrays(t) for t in tries]
         b = len(tries)
         n = max((len(t) for t in tries), default=1)
         e = max((len(t) - 1 for t in tries), default=0) or 1
@@ -228,26 +229,65 @@ class TrieTable:
         self.counts = torch.zeros(b, g, dtype=torch.long)
         self.has_children = torch.zeros(b, n, dtype=torch.bool)
         self.depth = torch.zeros(b, n, dtype=torch.long)
-        for i, trie in enumerate(tries):
-            arcs = [(p, c, tok) for p, kids in enumerate(trie.children) for tok, c in kids.items()]
-            if arcs:
-                self.parent[i, : len(arcs)] = torch.tensor([a[0] for a in arcs])
-                self.child[i, : len(arcs)] = torch.tensor([a[1] for a in arcs])
-                self.token[i, : len(arcs)] = torch.tensor([a[2] for a in arcs])
-                self.valid[i, : len(arcs)] = True
-            for node, (groups, below) in enumerate(zip(trie.node_groups, trie.groups_below(), strict=True)):
-                self.ends[i, node, groups] = True
-                self.below[i, node, sorted(below)] = True
-                self.has_children[i, node] = bool(trie.children[node])
-            self.depth[i, : len(trie)] = torch.tensor(trie.depth)
-            if isinstance(trie, PositiveTrie):
-                self.counts[i, : trie.num_groups] = torch.tensor(trie.counts, dtype=torch.long)
+        for i, a in enumerate(arrays):
+            arcs, nodes, groups = a.parent.shape[0], a.depth.shape[0], a.counts.shape[0]
+            for name in ("parent", "child", "token"):
+                getattr(self, name)[i, :arcs] = getattr(a, name)
+            self.valid[i, :arcs] = True
+            self.ends[i, :nodes, :groups] = a.ends
+            self.below[i, :nodes, :groups] = a.below
+            self.counts[i, :groups] = a.counts
+            self.has_children[i, :nodes] = a.has_children
+            self.depth[i, :nodes] = a.depth
         for name in ("parent", "child", "token", "valid", "ends", "below", "counts", "has_children", "depth"):
             setattr(self, name, getattr(self, name).to(device))
 
     @property
     def num_nodes(self) -> int:
         return self.ends.shape[1]
+
+
+@dataclass(frozen=True)
+class _TrieArrays:
+    """One trie as unpadded tensors (see ``TrieTable``); made once per trie and cached on it."""
+
+    parent: torch.Tensor  # [arcs]
+    child: torch.Tensor
+    token: torch.Tensor
+    ends: torch.Tensor  # [nodes, groups]
+    below: torch.Tensor
+    counts: torch.Tensor  # [groups]
+    has_children: torch.Tensor  # [nodes]
+    depth: torch.Tensor
+
+
+def _arrays(trie: _Trie) -> _TrieArrays:
+    """The tensors of ``trie``; a decoder that admits sentences one by one rebuilds its table often."""
+    import torch
+
+    cached = trie.__dict__.get("_arrays")
+    if cached is not None:
+        return cached
+    arcs = [(p, c, tok) for p, kids in enumerate(trie.children) for tok, c in kids.items()]
+    nodes, groups = len(trie), trie.num_groups
+    ends = torch.zeros(nodes, groups, dtype=torch.bool)
+    below = torch.zeros(nodes, groups, dtype=torch.bool)
+    for node, (ended, under) in enumerate(zip(trie.node_groups, trie.groups_below(), strict=True)):
+        ends[node, ended] = True
+        below[node, sorted(under)] = True
+    counts = trie.counts if isinstance(trie, PositiveTrie) else [0] * groups
+    out = _TrieArrays(
+        parent=torch.tensor([a[0] for a in arcs], dtype=torch.long),
+        child=torch.tensor([a[1] for a in arcs], dtype=torch.long),
+        token=torch.tensor([a[2] for a in arcs], dtype=torch.long),
+        ends=ends,
+        below=below,
+        counts=torch.tensor(counts, dtype=torch.long),
+        has_children=torch.tensor([bool(kids) for kids in trie.children], dtype=torch.bool),
+        depth=torch.tensor(trie.depth, dtype=torch.long),
+    )
+    trie.__dict__["_arrays"] = out
+    return out
 
 
 def _arcs_taken(table: TrieTable, example: torch.Tensor, active: torch.Tensor) -> torch.Tensor:
@@ -268,6 +308,16 @@ def _advance_active(table: TrieTable, example: torch.Tensor, active: torch.Tenso
     reached = torch.zeros(active.shape, dtype=torch.long, device=active.device)
     reached.scatter_add_(1, table.child[example], taken.long())
     return reached > 0
+
+
+def _fit(states: torch.Tensor, width: int) -> torch.Tensor:
+    """``states`` [H, W] cut or zero-padded to [H, width]: columns past a trie's own nodes/groups are always 0."""
+    import torch
+
+    if states.shape[1] >= width:
+        return states[:, :width]
+    pad = torch.zeros(states.shape[0], width - states.shape[1], dtype=states.dtype, device=states.device)
+    return torch.cat([states, pad], dim=1)
 
 
 @dataclass(frozen=True)
@@ -319,6 +369,10 @@ class PositiveBatchState:
         """The states of hypotheses ``rows`` (LongTensor [H']), e.g. after a beam reorder."""
         return PositiveBatchState(self.table, self.example[rows], self.active[rows], self.remaining[rows])
 
+    def rebase(self, table: TrieTable, example: torch.Tensor) -> PositiveBatchState:
+        """The same states over another table that holds each hypothesis' trie at row ``example[h]``."""
+        return PositiveBatchState(table, example, _fit(self.active, table.num_nodes), _fit(self.remaining, table.counts.shape[1]))
+
     def next_tokens(self) -> tuple[torch.Tensor, torch.Tensor]:
         """Tokens advancing an unmet constraint: (mask BoolTensor [H, E], tokens LongTensor [H, E])."""
         live_child = self._live().gather(1, self.table.child[self.example])
@@ -345,6 +399,10 @@ class NegativeBatchState:
 
     def select(self, rows: torch.Tensor) -> NegativeBatchState:
         return NegativeBatchState(self.table, self.example[rows], self.active[rows])
+
+    def rebase(self, table: TrieTable, example: torch.Tensor) -> NegativeBatchState:
+        """The same states over another table (see ``PositiveBatchState.rebase``)."""
+        return NegativeBatchState(table, example, _fit(self.active, table.num_nodes))
 
     def blocked(self) -> tuple[torch.Tensor, torch.Tensor]:
         """Tokens that would end a banned phrase: (mask BoolTensor [H, E], tokens LongTensor [H, E])."""

@@ -69,79 +69,103 @@ class Hypothesis:
         return self.logprob / max(self.length, 1) ** length_penalty
 
 
-def search(
-    session: Session,
-    positive: Sequence[PositiveTrie],
-    negative: Sequence[NegativeTrie],
-    end_ids: Sequence[int],
-    options: SearchOptions,
-) -> list[list[Hypothesis]]:
-    """Beam-search the session's B sentences under their tries; finished hypotheses per sentence, best first.
+@dataclass
+class _Sentence:
+    """A sentence in the search: its key, tries, length limit and how many tokens it has generated."""
 
-    ``positive``/``negative`` hold one trie per sentence, in the session's order.
+    key: object
+    positive: PositiveTrie
+    negative: NegativeTrie
+    max_length: int
+    generated: int = 0
+
+
+class BeamSearch:
+    """A beam search whose sentences come and go (continuous batching).
+
+    ``add`` queues sentences; each ``step`` first runs the model over the live beams, then
+    starts the queued sentences (their prompts encoded by the session), then extends every
+    sentence by one token and returns the sentences that finished, with their hypotheses.
+    Every sentence has ``beam_size`` rows; a new one starts with one live hypothesis.
+    What a sentence gets depends only on its own text, tries and limit, not on which
+    sentences shared its steps (up to the model's floating-point reductions).
     """
-    import torch
 
-    k = options.beam_size
-    device = session.device
-    pos_table = TrieTable(positive, device)
-    neg_table = TrieTable(negative, device)
-    has_positive = bool(pos_table.valid.any())
-    max_depth = int(pos_table.depth.max())
-    ends = torch.tensor(list(end_ids), dtype=torch.long, device=device)
-    generator = torch.Generator(device=device).manual_seed(options.seed)
+    def __init__(self, session: Session, end_ids: Sequence[int], options: SearchOptions) -> None:
+        import torch
 
-    # Live sentences (original ids) and their k slots each; row r belongs to sentence r // k.
-    sentence = torch.arange(len(positive), device=device)
-    rows_example = sentence.repeat_interleave(k)
-    pos = PositiveBatchState.start(pos_table, rows_example)
-    neg = NegativeBatchState.start(neg_table, rows_example)
-    scores = torch.full((len(positive), k), float("-inf"), device=device)
-    scores[:, 0] = 0.0  # one live hypothesis per sentence to start with
-    history = torch.zeros(len(positive) * k, 0, dtype=torch.long, device=device)
-    finished: list[list[Hypothesis]] = [[] for _ in positive]
-    best_finished = torch.full((len(positive),), float("-inf"), device=device)
-    first = True
+        self.session = session
+        self.options = options
+        self.k = options.beam_size
+        device = session.device
+        self.device = device
+        self.ends = torch.tensor(list(end_ids), dtype=torch.long, device=device)
+        self.generator = torch.Generator(device=device).manual_seed(options.seed)
+        self.sentences: list[_Sentence] = []
+        self.waiting: list[tuple[str, _Sentence]] = []
+        self.pos: PositiveBatchState | None = None
+        self.neg: NegativeBatchState | None = None
+        self.scores = torch.zeros(0, self.k, device=device)  # [b, k]
+        self.best_finished = torch.zeros(0, device=device)  # [b]
+        self.history = torch.zeros(0, 0, dtype=torch.long, device=device)  # [b*k, T], the last `generated` columns count
+        self.finished: list[list[Hypothesis]] = []
+        self.max_depth = 0
 
-    for t in range(options.max_length):
-        b = len(sentence)
-        logprobs = session.logprobs()  # [H, V]; at the first step H = b (one row per sentence)
-        if first:
-            logprobs = logprobs.repeat_interleave(k, dim=0)
+    def __len__(self) -> int:
+        """Sentences live or waiting to start."""
+        return len(self.sentences) + len(self.waiting)
+
+    def add(self, key: object, text: str, positive: PositiveTrie, negative: NegativeTrie, max_length: int) -> None:
+        """Queue a sentence; it starts at the next ``step``."""
+        self.waiting.append((text, _Sentence(key, positive, negative, max_length)))
+
+    def step(self) -> list[tuple[object, list[Hypothesis]]]:
+        """One token for every sentence; the sentences that finished, hypotheses best first."""
+        import torch
+
+        k, options, device = self.k, self.options, self.device
+        parts = [self.session.logprobs()] if self.sentences else []  # [b*k, V] for the live rows
+        if self.waiting:
+            parts.append(self._start_waiting())
+        logprobs = torch.cat(parts) if len(parts) > 1 else parts[0]
+        b = len(self.sentences)
+        pos, neg = self.pos, self.neg
+        assert pos is not None and neg is not None
+        has_positive = bool(pos.remaining.any())
         v = logprobs.shape[1]
         logprobs = neg.block(logprobs)
-        unmet = pos.unmet  # [b*k]
-        held_back = (unmet > 0).nonzero(as_tuple=True)[0]
-        logprobs[held_back[:, None], ends[None, :]] = float("-inf")
-        totals = scores.view(-1, 1) + logprobs  # [b*k, V]
-        keys = totals if options.sample_top_k is None else _perturbed(totals, logprobs, pos, options.sample_top_k, generator)
+        held_back = (pos.unmet > 0).nonzero(as_tuple=True)[0]
+        logprobs[held_back[:, None], self.ends[None, :]] = float("-inf")
+        totals = self.scores.view(-1, 1) + logprobs  # [b*k, V]
+        keys = totals if options.sample_top_k is None else _perturbed(totals, logprobs, pos, options.sample_top_k, self.generator)
 
         flat, valid = _candidates(keys, pos if has_positive else None, b, k, v)  # [b, C]
         key = keys.view(b, k * v).gather(1, flat)
         total = totals.view(b, k * v).gather(1, flat)
         valid &= torch.isfinite(key)
         if options.prune is not None:
-            valid &= total >= (best_finished[:, None] - options.prune)
+            valid &= total >= (self.best_finished[:, None] - options.prune)
         parent = torch.arange(b, device=device)[:, None] * k + flat // v  # [b, C] row of the extended hypothesis
         token = flat % v
         if has_positive:
             after = pos.select(parent.flatten()).advance(token.flatten())
             # Banks count unmet constraints, then tokens into the next one (Post & Vilar count tokens).
-            level = (after.unmet * (max_depth + 1) - after.progress).view(b, -1)
+            level = (after.unmet * (self.max_depth + 1) - after.progress).view(b, -1)
         else:
             level = torch.zeros_like(flat)
         order = _allocate(level, key, valid)  # [b, C] candidate columns, best first
         parent, token, total = parent.gather(1, order), token.gather(1, order), total.gather(1, order)
         valid = valid.gather(1, order)
-        is_end = torch.isin(token, ends) & valid
+        is_end = torch.isin(token, self.ends) & valid
 
         # End tokens ranked within the first k finish their hypothesis.
         done_now = is_end & (torch.arange(order.shape[1], device=device) < k)
         for i, c in done_now.nonzero().tolist():
-            row = int(parent[i, c])
-            hyp = Hypothesis(tuple(history[row].tolist()), float(total[i, c]), t + 1, int(token[i, c]))
-            finished[int(sentence[i])].append(hyp)
-            best_finished[i] = max(float(best_finished[i]), hyp.logprob)
+            row, sent = int(parent[i, c]), self.sentences[i]
+            tokens = self.history[row, self.history.shape[1] - sent.generated :].tolist()
+            hyp = Hypothesis(tuple(tokens), float(total[i, c]), sent.generated + 1, int(token[i, c]))
+            self.finished[i].append(hyp)
+            self.best_finished[i] = max(float(self.best_finished[i]), hyp.logprob)
 
         # The first k other valid candidates make the next beam.
         keep = valid & ~is_end
@@ -150,33 +174,98 @@ def search(
         picked = torch.argsort((~take).to(torch.int8), dim=1, stable=True)[:, :k]  # taken columns first, in order
         slot_live = take.gather(1, picked)
         new_rows = torch.where(slot_live, parent.gather(1, picked), (torch.arange(b, device=device) * k)[:, None])
-        new_tokens = torch.where(slot_live, token.gather(1, picked), ends[0])
-        scores = torch.where(slot_live, total.gather(1, picked), float("-inf"))
+        new_tokens = torch.where(slot_live, token.gather(1, picked), self.ends[0])
+        self.scores = torch.where(slot_live, total.gather(1, picked), float("-inf"))
 
-        counts = torch.tensor([len(finished[int(s)]) for s in sentence], device=device)
-        stop = (counts >= k) | ~slot_live.any(1)
-        if t == options.max_length - 1:
-            stop[:] = True
+        for sent in self.sentences:
+            sent.generated += 1
+        counts = torch.tensor([len(f) for f in self.finished], device=device)
+        at_limit = torch.tensor([s.generated >= s.max_length for s in self.sentences], device=device)
+        stop = (counts >= k) | ~slot_live.any(1) | at_limit
         new_rows, new_tokens = new_rows.flatten(), new_tokens.flatten()
-        history = torch.cat([history[new_rows], new_tokens[:, None]], dim=1)
+        self.history = torch.cat([self.history[new_rows], new_tokens[:, None]], dim=1)
         pos = pos.select(new_rows).advance(new_tokens)
         neg = neg.select(new_rows).advance(new_tokens)
+        done: list[tuple[object, list[Hypothesis]]] = []
         if stop.any():
-            _finish_truncated(stop, sentence, scores, history, pos.unmet.view(b, k), finished, t + 1)
+            _finish_truncated(stop, self.sentences, self.scores, self.history, pos.unmet.view(b, k), self.finished)
+            for i in stop.nonzero(as_tuple=True)[0].tolist():
+                hyps = sorted(self.finished[i], key=lambda h: h.normalized(options.length_penalty), reverse=True)
+                done.append((self.sentences[i].key, hyps))
             alive = (~stop).nonzero(as_tuple=True)[0]
-            if len(alive) == 0:
-                break
             keep_rows = (alive[:, None] * k + torch.arange(k, device=device)).flatten()
-            sentence, scores, best_finished = sentence[alive], scores[alive], best_finished[alive]
-            history, new_rows, new_tokens = history[keep_rows], new_rows[keep_rows], new_tokens[keep_rows]
+            self.sentences = [self.sentences[i] for i in alive.tolist()]
+            self.finished = [self.finished[i] for i in alive.tolist()]
+            self.scores, self.best_finished = self.scores[alive], self.best_finished[alive]
+            longest = max((s.generated for s in self.sentences), default=0)
+            self.history = self.history[keep_rows, self.history.shape[1] - longest :]
+            new_rows, new_tokens = new_rows[keep_rows], new_tokens[keep_rows]
             pos, neg = pos.select(keep_rows), neg.select(keep_rows)
-        # The session holds one row per sentence before the first step, k after it.
-        session.advance(new_rows // k if first else new_rows, new_tokens)
-        first = False
+        self.pos, self.neg = pos, neg
+        self.session.advance(new_rows, new_tokens)
+        return done
 
-    for hyps in finished:
-        hyps.sort(key=lambda h: h.normalized(options.length_penalty), reverse=True)
-    return finished
+    def _start_waiting(self) -> torch.Tensor:
+        """Start the queued sentences (rows after the live ones); their first log-probabilities [n*k, V]."""
+        import torch
+
+        k, device = self.k, self.device
+        texts = [text for text, _ in self.waiting]
+        new = [sent for _, sent in self.waiting]
+        self.waiting = []
+        first = self.session.add(texts, k)  # [n, V]
+        b0 = len(self.sentences)
+        self.sentences.extend(new)
+        self.finished.extend([] for _ in new)
+        # One live hypothesis per new sentence to start with.
+        start = torch.full((len(new), k), float("-inf"), device=device)
+        start[:, 0] = 0.0
+        self.scores = torch.cat([self.scores, start])
+        self.best_finished = torch.cat([self.best_finished, torch.full((len(new),), float("-inf"), device=device)])
+        self.history = torch.cat([self.history, self.history.new_zeros(len(new) * k, self.history.shape[1])])
+        # The tries of every live sentence in one table; the live states keep their place.
+        pos_table = TrieTable([s.positive for s in self.sentences], device)
+        neg_table = TrieTable([s.negative for s in self.sentences], device)
+        self.max_depth = int(pos_table.depth.max())
+        rows_sentence = torch.arange(len(self.sentences), device=device).repeat_interleave(k)
+        fresh = rows_sentence[b0 * k :]
+        if self.pos is None or self.neg is None or b0 == 0:
+            self.pos = PositiveBatchState.start(pos_table, rows_sentence)
+            self.neg = NegativeBatchState.start(neg_table, rows_sentence)
+        else:
+            old_p = self.pos.rebase(pos_table, rows_sentence[: b0 * k])
+            old_n = self.neg.rebase(neg_table, rows_sentence[: b0 * k])
+            new_p, new_n = PositiveBatchState.start(pos_table, fresh), NegativeBatchState.start(neg_table, fresh)
+            self.pos = PositiveBatchState(
+                pos_table, rows_sentence, torch.cat([old_p.active, new_p.active]), torch.cat([old_p.remaining, new_p.remaining])
+            )
+            self.neg = NegativeBatchState(neg_table, rows_sentence, torch.cat([old_n.active, new_n.active]))
+        return first.repeat_interleave(k, dim=0)
+
+
+def search(
+    session: Session,
+    positive: Sequence[PositiveTrie],
+    negative: Sequence[NegativeTrie],
+    end_ids: Sequence[int],
+    options: SearchOptions,
+    texts: Sequence[str] | None = None,
+) -> list[list[Hypothesis]]:
+    """Beam-search B sentences together under their tries; finished hypotheses per sentence, best first.
+
+    ``positive``/``negative`` hold one trie per sentence; ``texts`` are the sentences
+    (what the session encodes; None for sessions that ignore them, as test doubles do).
+    Every sentence gets ``options.max_length``.
+    """
+    engine = BeamSearch(session, end_ids, options)
+    texts = texts if texts is not None else [""] * len(positive)
+    for i, (text, p, n) in enumerate(zip(texts, positive, negative, strict=True)):
+        engine.add(i, text, p, n, options.max_length)
+    out: list[list[Hypothesis]] = [[] for _ in positive]
+    while len(engine):
+        for i, hyps in engine.step():
+            out[i] = hyps  # type: ignore[index]
+    return out
 
 
 def _candidates(
@@ -245,22 +334,23 @@ def _perturbed(
 
 def _finish_truncated(
     stop: torch.Tensor,
-    sentence: torch.Tensor,
+    sentences: list[_Sentence],
     scores: torch.Tensor,
     history: torch.Tensor,
     unmet: torch.Tensor,
     finished: list[list[Hypothesis]],
-    length: int,
 ) -> None:
     """A stopping sentence that finished nothing keeps its live hypotheses that met every constraint.
 
-    ``stop`` [b], ``sentence`` [b], ``scores`` [b, k], ``history`` [b*k, T], ``unmet`` [b, k].
+    ``stop`` [b], ``scores`` [b, k], ``history`` [b*k, T] (a sentence's tokens are its last
+    ``generated`` columns), ``unmet`` [b, k].
     """
     k = scores.shape[1]
     for i in stop.nonzero(as_tuple=True)[0].tolist():
-        out = finished[int(sentence[i])]
+        out, n = finished[i], sentences[i].generated
         if out:
             continue
         for j in range(k):
             if bool(scores[i, j].isfinite()) and int(unmet[i, j]) == 0:
-                out.append(Hypothesis(tuple(history[i * k + j].tolist()), float(scores[i, j]), length))
+                tokens = history[i * k + j, history.shape[1] - n :].tolist()
+                out.append(Hypothesis(tuple(tokens), float(scores[i, j]), n))

@@ -7,7 +7,7 @@ from doubles import DiffAligner, SynonymDecoder
 
 from spanaug_core import Example, Span
 from spanaug_core.config import PipelineSettings
-from spanaug_core.pipeline import ChunkDone, Pipeline, Rejection
+from spanaug_core.pipeline import Checkpoint, Pipeline, Rejection
 from spanaug_expanders.inflect import InflectExpander
 from spanaug_filters.basic import MaxIterationFilter
 
@@ -93,7 +93,7 @@ def test_chain_paraphrases_the_previous_output() -> None:
 def test_filters_reject_but_the_loop_goes_on() -> None:
     pipe = make(filters=[MaxIterationFilter(MaxIterationFilter.Config(max_iteration=2))])
     outcomes = list(pipe.outcomes([corroborate()]))
-    accepted = [o for o in outcomes if not isinstance(o, (Rejection, ChunkDone))]
+    accepted = [o for o in outcomes if not isinstance(o, (Rejection, Checkpoint))]
     rejected = [o for o in outcomes if isinstance(o, Rejection) and o.record is not None]
     assert [r.iteration for r in accepted] == [1, 2]
     assert [r.record.iteration for r in rejected] == [3, 4]
@@ -111,16 +111,18 @@ def test_whole_sentence_jobs_keep_entities_and_take_new_candidates() -> None:
 
 
 def test_examples_are_decoded_in_batches_across_examples() -> None:
-    pipe = make(iterations=2, batch_size=4, chunk_size=10)
+    pipe = make(iterations=2, batch_size=4)
     examples = [corroborate(i) for i in range(10)]
     records = list(pipe.run(examples))
-    sizes = [len(call) for call in pipe.decoder.calls]
-    assert sizes == [4, 4, 2, 4, 4, 2]
-    assert len(records) == 20 and len({r.id for r in records}) == 20
+    calls = [[r.text for r in call] for call in pipe.decoder.calls]
+    # A plain decoder gets full batches from the queue while requests wait; an example's
+    # second iteration goes ahead of newer examples' first.
+    assert [len(c) for c in calls] == [4, 4, 4, 4, 2, 2]
+    assert [r.id for r in records] == [f"ex{i}/s0/it{n}" for i in range(10) for n in (1, 2)]  # input order
 
 
-def test_streaming_emits_chunk_markers_and_stays_lazy() -> None:
-    pipe = make(iterations=1, chunk_size=3)
+def test_streaming_yields_in_input_order_with_checkpoints_and_stays_lazy() -> None:
+    pipe = make(iterations=1, batch_size=2)
     consumed = []
 
     def source():
@@ -130,9 +132,32 @@ def test_streaming_emits_chunk_markers_and_stays_lazy() -> None:
 
     outcomes = pipe.outcomes(source())
     first = next(outcomes)
-    assert consumed == [0, 1, 2] and first.source_id == "ex0"
-    markers = [o for o in outcomes if isinstance(o, ChunkDone)]
-    assert [m.examples for m in markers] == [3, 3, 1] and markers[-1].last_id == "ex6"
+    # The queue reads ahead a window of two batches, no more.
+    assert consumed == [0, 1, 2, 3] and first.source_id == "ex0"
+    rest = list(outcomes)
+    marks = [o for o in rest if isinstance(o, Checkpoint) and o.examples]
+    assert [m.examples for m in marks] == [2, 2, 2, 1] and marks[-1].last_id == "ex6"
+    assert [o.source_id for o in [first, *rest] if not isinstance(o, Checkpoint)] == [f"ex{i}" for i in range(7)]
+    assert pipe.in_flight() == []
+
+
+def test_in_flight_state_restores_to_the_same_outcomes() -> None:
+    examples = [corroborate(i) for i in range(5)]
+    whole = [o for o in make(iterations=3, batch_size=2).outcomes(examples) if not isinstance(o, Checkpoint)]
+    pipe = make(iterations=3, batch_size=2)
+    before, state, read = [], None, 0
+    for outcome in pipe.outcomes(examples):
+        if isinstance(outcome, Checkpoint):
+            if state is None and pipe.in_flight():
+                state, cut = pipe.in_flight(), len(before)
+                read = int(state[-1]["example"]["id"][2:]) + 1
+        else:
+            before.append(outcome)
+    assert state is not None and any(s["outcomes"] or s["iteration"] for s in state)
+    resumed = make(iterations=3, batch_size=2)
+    resumed.restore(state)
+    after = [o for o in resumed.outcomes(examples[read:]) if not isinstance(o, Checkpoint)]
+    assert before[:cut] + after == whole
 
 
 def test_example_without_any_span_is_skipped() -> None:

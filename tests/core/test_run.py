@@ -48,7 +48,7 @@ def config_for(tmp_path: Path, n: int = 9, **flags):
         "decoder.name": "synonym",
         "aligner.name": "diff",
         "output": str(tmp_path / "out"),
-        "chunk_size": 2,
+        "commit_every_s": 0,  # commit at every checkpoint
         "batch_size": 3,
         "iterations": 3,
     }
@@ -82,7 +82,7 @@ def test_resume_after_interruption_loses_and_duplicates_nothing(tmp_path, run_re
     execute(config_for(tmp_path / "ref"), registry=run_registry)
     expected = read_records(tmp_path / "ref" / "out")
 
-    # The 5th decoder call raises KeyboardInterrupt, as Ctrl-C would, half-way through chunk 2.
+    # The 5th decoder call raises KeyboardInterrupt, as Ctrl-C would, with examples in progress.
     original, calls = SynonymDecoder.decode, []
 
     def interrupted(self, requests, nbest):
@@ -96,10 +96,15 @@ def test_resume_after_interruption_loses_and_duplicates_nothing(tmp_path, run_re
         execute(config_for(tmp_path), registry=run_registry)
     out = tmp_path / "out"
     manifest = json.loads((out / "manifest.json").read_text())
-    assert manifest["status"] == "interrupted" and manifest["progress"]["examples_done"] == 2
-    written = (out / "augmented.jsonl").read_bytes()
-    assert len(written) > manifest["progress"]["augmented_bytes"]  # chunk 2 had started writing
-    assert all(json.loads(line) for line in written.decode().splitlines())  # whole lines only
+    progress = manifest["progress"]
+    assert manifest["status"] == "interrupted" and 0 < progress["examples_done"] < 9
+    # Examples read but not finished are committed with their state, to go on from.
+    in_flight = [s["example"]["id"] for s in progress["in_flight"]]
+    assert progress["examples_read"] == progress["examples_done"] + len(in_flight)
+    assert in_flight == [f"s{i}" for i in range(progress["examples_done"], progress["examples_read"])]
+    assert any(s["iteration"] >= 1 for s in progress["in_flight"])
+    written = (out / "augmented.jsonl").read_text()
+    assert all(json.loads(line) for line in written.splitlines())  # whole lines only
 
     summary = execute(config_for(tmp_path), resume=True, registry=run_registry)
     assert summary.status == "completed"

@@ -53,7 +53,7 @@ SOURCES = ["the cat sat on the mat", "a small bird saw the big red house and ran
 
 def _greedy(adapter, texts, n):
     k1 = SearchOptions(beam_size=1, max_length=n)
-    found = search(adapter.start(texts), [PositiveTrie([]) for _ in texts], [NegativeTrie([]) for _ in texts], adapter.end_ids, k1)
+    found = search(adapter.start(), [PositiveTrie([]) for _ in texts], [NegativeTrie([]) for _ in texts], adapter.end_ids, k1, texts)
     return [list(hyps[0].tokens) for hyps in found]
 
 
@@ -182,3 +182,82 @@ def test_hypotheses_repeating_a_phrase_are_not_returned(llama, monkeypatch):
     # A repetition the source has too is the source's, not the decoder's.
     assert len(decoder._checked(DecodeRequest(text=text), hyps, nbest=3)) == 1
 
+
+
+@pytest.fixture(scope="module")
+def prompted(tokenizer) -> ChatAdapter:
+    """A tiny Llama whose prompt has a constant start, so the shared prefix cache is used."""
+    torch.manual_seed(1)
+    config = LlamaConfig(
+        vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
+        num_key_value_heads=2, max_position_embeddings=128, pad_token_id=PAD, eos_token_id=EOS, bos_token_id=EOS,
+    )
+    return ChatAdapter(LlamaForCausalLM(config).float(), tokenizer, [EOS], system="", prompt="the small dog saw {text} and")
+
+
+def _steps(adapter: ChatAdapter, shared: bool, groups: list[list[str]], k: int = 2) -> list[torch.Tensor]:
+    """Log-probabilities of a session where each group of sentences joins after one more step."""
+    session = adapter.start(share_prefix=shared)
+    out, rows = [], 0
+    for group in groups:
+        parts = [session.logprobs()] if rows else []
+        parts.append(session.add(group, k).repeat_interleave(k, dim=0))
+        out.append(torch.cat(parts))
+        rows += len(group) * k
+        tokens = torch.arange(rows) % 5 + 3  # any tokens: the same for both paths
+        session.advance(torch.arange(rows), tokens)
+    out.append(session.logprobs())
+    return out
+
+
+def test_shared_prefix_gives_the_logits_of_the_whole_prompt(prompted):
+    assert prompted.prefix_ids == prompted.prompt_ids("a cat")[:3]  # "the small dog" (the last token before {text} is left out)
+    groups = [["the cat sat on the mat", "a bird"], ["a small bird saw the big red house and ran"], ["cat"]]
+    shared, whole = _steps(prompted, True, groups), _steps(prompted, False, groups)
+    for a, b in zip(shared, whole, strict=True):
+        assert a.shape == b.shape and torch.allclose(a, b, atol=1e-5)
+    session = prompted.start()
+    session.add(["the cat sat on the mat"], 1)
+    assert session.prefilled == len(prompted.prompt_ids("the cat sat on the mat")) - 3  # the prefix ran once, before
+
+
+@pytest.mark.parametrize("which", ["prompted", "t5"])
+def test_continuous_batching_gives_each_request_what_it_gets_alone(which, request):
+    adapter = request.getfixturevalue(which)
+    requests = [
+        DecodeRequest(text=SOURCES[0], constraints=Constraints(include=("dog",))),
+        DecodeRequest(text=SOURCES[1], constraints=Constraints(avoid=("the",), include=("mat",))),
+        DecodeRequest(text="the dog ran", constraints=Constraints()),
+        DecodeRequest(text="a cat saw a bird quickly", constraints=Constraints(avoid=("cat",))),
+        DecodeRequest(text=SOURCES[1], constraints=Constraints(include=("slowly",))),
+    ]
+    config = dict(beam_size=3, dtype="float32", repeat_ngram=0)
+    streamed = VDBADecoder(VDBADecoder.Config(batch_size=2, **config), adapter=adapter).decode(requests, nbest=3)
+    alone = VDBADecoder(VDBADecoder.Config(vectorize=False, **config), adapter=adapter).decode(requests, nbest=3)
+    assert sum(map(bool, streamed)) >= 4
+    assert [[c.text for c in cs] for cs in streamed] == [[c.text for c in cs] for cs in alone]
+    for a, b in zip(streamed, alone):
+        assert [c.score for c in a] == pytest.approx([c.score for c in b], abs=1e-4)
+
+
+def test_the_stream_refills_rows_as_sentences_finish(prompted):
+    class Recording:
+        def __init__(self, requests):
+            self.waiting, self.taken = list(enumerate(requests)), []
+
+        def take(self, n):
+            got, self.waiting = self.waiting[:n], self.waiting[n:]
+            self.taken.append(len(got))
+            return got
+
+    texts = ["the cat sat on the mat", "a bird", "the dog ran", "a red house", "cat and dog"]
+    source = Recording([DecodeRequest(text=t, constraints=Constraints()) for t in texts])
+    decoder = VDBADecoder(VDBADecoder.Config(batch_size=2, beam_size=2, max_length=8, dtype="float32"), adapter=prompted)
+    finished = [key for batch in decoder.stream(source, nbest=2) for key, _ in batch]
+    assert sorted(finished) == list(range(5))
+    # Two at first, then one request at a time as each finishes (never a drained batch).
+    assert source.taken[0] == 2 and 1 in source.taken and max(source.taken[1:]) <= 2
+    fixed = Recording([DecodeRequest(text=t, constraints=Constraints()) for t in texts])
+    off = VDBADecoder(VDBADecoder.Config(batch_size=2, beam_size=2, max_length=8, dtype="float32", continuous=False), adapter=prompted)
+    list(off.stream(fixed, nbest=2))
+    assert [n for n in fixed.taken if n] == [2, 2, 1]

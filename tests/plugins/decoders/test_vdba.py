@@ -14,17 +14,26 @@ START = V  # row of the table used before the first token
 class BigramSession:
     """A fake model: the next-token distribution depends only on the last token.
 
-    ``table`` is [V + 1, V] log-probabilities; row V is the distribution of the first token.
-    Each sentence may have its own table, so a batch can mix behaviours.
+    ``tables`` holds one [V + 1, V] log-probability table per sentence, in the order
+    sentences are added; row V is the distribution of the first token.
     """
 
     device = torch.device("cpu")
+    joins_running = True
 
     def __init__(self, tables: list[torch.Tensor]) -> None:
         self.tables = torch.stack(tables)
-        self.sentence = torch.arange(len(tables))
-        self.last = torch.full((len(tables),), START)
+        self.sentence = torch.zeros(0, dtype=torch.long)
+        self.last = torch.zeros(0, dtype=torch.long)
+        self.added = 0
         self.calls = 0
+
+    def add(self, texts, copies: int) -> torch.Tensor:
+        ids = torch.arange(self.added, self.added + len(texts))
+        self.added += len(texts)
+        self.sentence = torch.cat([self.sentence, ids.repeat_interleave(copies)])
+        self.last = torch.cat([self.last, torch.full((len(texts) * copies,), START)])
+        return self.tables[ids, START]
 
     def logprobs(self) -> torch.Tensor:
         self.calls += 1

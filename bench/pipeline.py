@@ -1,0 +1,133 @@
+"""End-to-end ``spanaug run`` throughput: the streaming decoder against fixed batches, one process.
+
+Both paths run the same ``spanaug_core.run.execute`` on the FrameNet sample shipped in
+the framenet plugin (or ``--input``), into fresh output folders, with the same model,
+aligner and settings. They differ in two decoder switches only:
+
+* new: ``prefix_cache=true`` (the chat prompt's constant start is encoded once per model)
+  and ``continuous=true`` (a finished sentence's rows go to the next waiting request);
+* old: both false — every prompt is encoded whole and a batch is refilled only when all
+  of its sentences have finished.
+
+Before timing, a warm-up run loads the model and the aligner (the page cache then holds
+their weights; the decoder's weights stay loaded in the process and both paths share them).
+Reported per path: wall seconds, rewritten spans per hour (paraphrases made and aligned,
+accepted or filtered) and accepted records per hour, the share of search time spent in
+steps with the batch full, and prompt tokens run through the model. The last line is JSON
+with ``speedup`` (old time / new time) and ``same_records`` (both folders' augmented.jsonl
+identical).
+
+    .venv/bin/python bench/pipeline.py --model smollm2-135m-instruct --iterations 3
+    .venv/bin/python bench/pipeline.py --model qwen2.5-coder-1.5b-instruct --iterations 2
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from spanaug_core.config import load_run_config
+from spanaug_core.plugins import default_registry
+from spanaug_core.run import execute
+
+
+def run_once(out: Path, args: argparse.Namespace, **decoder: Any) -> dict[str, Any]:
+    """One ``spanaug run`` into ``out``; its figures (and the decoder's occupancy counters)."""
+    flags = {
+        "dataset.name": "framenet" if args.input is None else "jsonl",
+        "input": args.input,
+        "limit": args.limit,
+        "decoder.name": "vdba",
+        "decoder.model": args.model,
+        "decoder.beam_size": args.beam,
+        "decoder.batch_size": args.batch,
+        "decoder.dtype": args.dtype,
+        "aligner.name": args.aligner,
+        "iterations": args.iterations,
+        "top_m": args.top_m,
+        "output": str(out),
+        **{f"decoder.{k}": v for k, v in decoder.items()},
+    }
+    config = load_run_config(None, flags)
+    registry = default_registry()
+    seen: dict[str, Any] = {}
+    original = registry.create
+
+    def create(kind: str, name: str, **options: Any) -> Any:  # keep the decoder to read its counters
+        component = original(kind, name, **options)
+        seen[kind] = component
+        return component
+
+    registry.create = create  # type: ignore[method-assign]
+    t0 = time.perf_counter()
+    summary = execute(config, registry=registry)
+    wall = time.perf_counter() - t0
+    counts = summary.counts
+    occupancy = seen["decoder"].occupancy
+    rewritten = counts["accepted"] + counts["rejected"]
+    return {
+        "wall_s": round(wall, 1),
+        "decode_s": counts["decode_s"],
+        "align_s": counts["align_s"],
+        "spans": counts["jobs"],
+        "rewritten": rewritten,
+        "accepted": counts["accepted"],
+        "rewritten_per_h": round(rewritten / wall * 3600),
+        "records_per_h": round(counts["accepted"] / wall * 3600),
+        "full_batch_share": round(occupancy["full_step_s"] / max(counts["decode_s"], 1e-9), 3),
+        "steps": int(occupancy["steps"]),
+        "full_steps": int(occupancy["full_steps"]),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", default="smollm2-135m-instruct")
+    parser.add_argument("--input", default=None, help="a JSONL dataset (default: the FrameNet sample)")
+    parser.add_argument("--limit", type=int, default=None, help="first N examples only")
+    parser.add_argument("--iterations", type=int, default=2)
+    parser.add_argument("--beam", type=int, default=4)
+    parser.add_argument("--batch", type=int, default=20)
+    parser.add_argument("--top-m", type=int, default=4)
+    parser.add_argument("--dtype", default="auto")
+    parser.add_argument("--aligner", default="bert-span")
+    args = parser.parse_args()
+
+    print(f"# {platform.machine()} {platform.processor() or ''}, torch {torch.__version__}, {torch.get_num_threads()} threads")
+    print(f"# model {args.model}, dtype {args.dtype}, beam {args.beam}, batch {args.batch}, iterations {args.iterations}, top-m {args.top_m}")
+    with tempfile.TemporaryDirectory(prefix="spanaug-bench-") as tmp:
+        root = Path(tmp)
+        warm = argparse.Namespace(**{**vars(args), "limit": 1, "iterations": 1})
+        run_once(root / "warm", warm)
+        results = {}
+        for name, switches in (("old", {"prefix_cache": False, "continuous": False}), ("new", {})):
+            results[name] = run_once(root / name, args, **switches)
+            print(name, json.dumps(results[name]), flush=True)
+        same = (root / "old" / "augmented.jsonl").read_bytes() == (root / "new" / "augmented.jsonl").read_bytes()
+    old, new = results["old"], results["new"]
+    print(
+        json.dumps(
+            {
+                "model": args.model,
+                "speedup": round(old["wall_s"] / new["wall_s"], 2),
+                "decode_speedup": round(old["decode_s"] / new["decode_s"], 2),
+                "same_records": same,
+                "records": new["accepted"],
+                "full_batch_share_new": new["full_batch_share"],
+                "full_batch_share_old": old["full_batch_share"],
+                "rewritten_per_h_new": new["rewritten_per_h"],
+                "rewritten_per_h_old": old["rewritten_per_h"],
+            }
+        )
+    )
+
+
+if __name__ == "__main__":
+    main()
