@@ -87,6 +87,19 @@ def run_once(out: Path, args: argparse.Namespace, **decoder: Any) -> dict[str, A
     }
 
 
+def same_records(a: Path, b: Path, tolerance: float = 1e-4) -> bool:
+    """Whether two augmented.jsonl files hold the same records (scores within ``tolerance``)."""
+    left = [json.loads(line) for line in a.read_text().splitlines()]
+    right = [json.loads(line) for line in b.read_text().splitlines()]
+    if len(left) != len(right):
+        return False
+    for x, y in zip(left, right, strict=True):
+        sx, sy = x.pop("scores"), y.pop("scores")
+        if x != y or sx.keys() != sy.keys() or any(abs(sx[k] - sy[k]) > tolerance for k in sx):
+            return False
+    return True
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="smollm2-135m-instruct")
@@ -98,20 +111,31 @@ def main() -> None:
     parser.add_argument("--top-m", type=int, default=4)
     parser.add_argument("--dtype", default="auto")
     parser.add_argument("--aligner", default="bert-span")
+    parser.add_argument("--keep", type=Path, default=None, help="keep the output folders here")
+    parser.add_argument("--today", action="store_true", help="also run the old path in bfloat16 (the former default)")
     args = parser.parse_args()
 
     print(f"# {platform.machine()} {platform.processor() or ''}, torch {torch.__version__}, {torch.get_num_threads()} threads")
     print(f"# model {args.model}, dtype {args.dtype}, beam {args.beam}, batch {args.batch}, iterations {args.iterations}, top-m {args.top_m}")
     with tempfile.TemporaryDirectory(prefix="spanaug-bench-") as tmp:
-        root = Path(tmp)
+        root = args.keep or Path(tmp)
         warm = argparse.Namespace(**{**vars(args), "limit": 1, "iterations": 1})
         run_once(root / "warm", warm)
         results = {}
-        for name, switches in (("old", {"prefix_cache": False, "continuous": False}), ("new", {})):
-            results[name] = run_once(root / name, args, **switches)
+        old_switches = {"prefix_cache": False, "continuous": False}
+        paths = [("old", args, old_switches), ("new", args, {})]
+        if args.today:
+            paths.append(("today", argparse.Namespace(**{**vars(args), "dtype": "bfloat16"}), old_switches))
+        for name, path_args, switches in paths:
+            results[name] = run_once(root / name, path_args, **switches)
             print(name, json.dumps(results[name]), flush=True)
-        same = (root / "old" / "augmented.jsonl").read_bytes() == (root / "new" / "augmented.jsonl").read_bytes()
+        old_file, new_file = root / "old" / "augmented.jsonl", root / "new" / "augmented.jsonl"
+        same = same_records(old_file, new_file)
+        identical = old_file.read_bytes() == new_file.read_bytes()
     old, new = results["old"], results["new"]
+    extra = {}
+    if args.today:
+        extra = {"speedup_vs_today": round(results["today"]["wall_s"] / new["wall_s"], 2)}
     print(
         json.dumps(
             {
@@ -119,11 +143,13 @@ def main() -> None:
                 "speedup": round(old["wall_s"] / new["wall_s"], 2),
                 "decode_speedup": round(old["decode_s"] / new["decode_s"], 2),
                 "same_records": same,
+                "byte_identical": identical,
                 "records": new["accepted"],
                 "full_batch_share_new": new["full_batch_share"],
                 "full_batch_share_old": old["full_batch_share"],
                 "rewritten_per_h_new": new["rewritten_per_h"],
                 "rewritten_per_h_old": old["rewritten_per_h"],
+                **extra,
             }
         )
     )

@@ -52,7 +52,7 @@ _RUN_FLAGS = {
 @click.option("--iterations", type=int, help="rounds of paraphrase + align per span  [default: 10]")
 @click.option("--beam", type=int, help="beam size (sets decoder.beam_size)  [default: 10]")
 @click.option("--top-m", "top_m", type=int, help="candidates the aligner scores per round  [default: 20]")
-@click.option("--batch-size", "batch_size", type=int, help="sentences per decoder call  [default: 16]")
+@click.option("--batch-size", "batch_size", type=int, help="sentences per call of a decoder that cannot stream (vdba keeps decoder.batch_size full)  [default: 16]")
 @click.option("--filter", "filters", multiple=True, metavar="NAME", help="keep only records this filter accepts (repeatable; all must accept)")
 @click.option("--chain", is_flag=True, default=None, help="paraphrase the previous output instead of the original")
 @click.option("--limit", type=int, help="augment only the first N examples")

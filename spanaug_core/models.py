@@ -78,7 +78,7 @@ PRESETS: dict[str, Preset] = {
     for p in (
         Preset(
             name="qwen2.5-coder-1.5b-instruct",
-            description="Qwen2.5-Coder-1.5B-Instruct, Q4_K_M GGUF (default paraphraser; ~5.6 GB RAM in bf16)",
+            description="Qwen2.5-Coder-1.5B-Instruct, Q4_K_M GGUF (default paraphraser; ~6.2 GB of float32 weights on a CPU)",
             role="paraphraser",
             layout="file",
             filename="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",

@@ -399,7 +399,8 @@ class Pipeline:
                 count, last_id, emit_from = count + 1, run.example.id, emit_from + 1
             if count:
                 self.stats.examples += count
-                self.progress(ProgressEvent("examples", self.stats.examples, total, stats=self.stats.as_dict()))
+                message = f"{len(runs)} in progress"
+                self.progress(ProgressEvent("examples", self.stats.examples, total, message, self.stats.as_dict()))
             yield Checkpoint(count, last_id)
 
         queue = RequestQueue(refill)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import heapq
 from collections.abc import Callable, Iterator, Sequence
 
+from spanaug_core.errors import SpanaugError
 from spanaug_core.protocols import ConstrainedDecoder, RequestSource, StreamingDecoder
 from spanaug_core.types import Candidate, DecodeRequest
 
@@ -84,5 +85,5 @@ def stream_decode(
         results = decoder.decode([request for _, request in batch], nbest)
         if len(results) != len(batch):
             name = getattr(decoder, "name", type(decoder).__name__)
-            raise ValueError(f"decoder '{name}' returned {len(results)} n-best lists for {len(batch)} requests")
+            raise SpanaugError(f"decoder '{name}' returned {len(results)} n-best lists for {len(batch)} requests")
         yield [(key, candidates) for (key, _), candidates in zip(batch, results, strict=True)]

@@ -26,7 +26,6 @@ from __future__ import annotations
 import math
 import re
 import time
-from abc import ABC
 from collections.abc import Iterator, Sequence
 from typing import ClassVar, Literal
 
@@ -79,7 +78,7 @@ class HFDecoderConfig(DecoderConfig):
     prompt: str = Field(default=DEFAULT_PROMPT, description="chat models: user message template with {text}")
 
 
-class _HFDecoder(ABC):
+class _HFDecoder:
     """Loading, constraint encoding and the word-level check shared by both decoders."""
 
     config: HFDecoderConfig

@@ -1,0 +1,129 @@
+"""SIGKILL at random moments: a resumed run writes exactly what an uninterrupted one writes.
+
+A child process runs a real ``execute`` (jsonl input, the scripted synonym decoder made
+slow enough to be caught mid-run, commits every ``COMMIT_S``) and is killed with SIGKILL
+at a random moment, 20 times in a row, each time resumed. The final folder must equal an
+uninterrupted run's, byte for byte, and each kill may lose only the work since the last
+commit: the manifest a kill leaves was updated at most ``COMMIT_S`` (plus one decoder
+call and some scheduling slack) before the kill, once the run has started.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+
+TESTS = Path(__file__).resolve().parents[1]
+COMMIT_S = 0.3
+
+CHILD = """
+import sys, time
+sys.path.insert(0, {tests!r})
+import spanaug_expanders, spanaug_jsonl
+from doubles import DoublesPlugin, SynonymDecoder
+from spanaug_core.config import load_run_config
+from spanaug_core.plugins import Registry
+from spanaug_core.run import execute
+
+original = SynonymDecoder.decode
+
+def slow(self, requests, nbest):
+    time.sleep(0.01 * len(requests))  # about the time of a small model's decode, to be killed during
+    return original(self, requests, nbest)
+
+SynonymDecoder.decode = slow
+registry = Registry(entry_points=False)
+for plugin, name in ((spanaug_jsonl, "jsonl"), (spanaug_expanders, "expanders"), (DoublesPlugin(), "doubles")):
+    registry.add_plugin(plugin, name)
+flags = {{"dataset.name": "jsonl", "input": sys.argv[1], "output": sys.argv[2], "decoder.name": "synonym",
+         "aligner.name": "diff", "iterations": 4, "batch_size": 3, "commit_every_s": {commit}}}
+config = load_run_config(None, flags)
+from spanaug_expanders.inflect import InflectExpander
+InflectExpander(InflectExpander.Config()).expand("buy")  # lemminflect loads its tables (seconds) before the clock
+print("ready", flush=True)
+t0 = time.monotonic()
+execute(config, resume=sys.argv[3] == "resume", registry=registry)
+print("completed", time.monotonic() - t0, flush=True)
+"""
+
+SENTENCES = [
+    ("The panel will corroborate it .", 3),
+    ("They buy bread quickly .", 1),
+    ("We will confirm the date .", 2),
+    ("Ann will buy it .", 2),
+]
+
+
+def write_input(path: Path, n: int) -> Path:
+    with path.open("w") as fh:
+        for i in range(n):
+            text, pos = SENTENCES[i % len(SENTENCES)]
+            spans = [{"start": pos, "end": pos + 1, "label": "F"}, {"start": 0, "end": 1, "label": "A", "role": "argument"}]
+            fh.write(json.dumps({"id": f"s{i}", "tokens": text.split(), "spans": spans}) + "\n")
+    return path
+
+
+def start(script: Path, data: Path, out: Path, mode: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, str(script), str(data), str(out), mode], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+
+
+@pytest.mark.slow
+def test_twenty_random_sigkills_lose_at_most_a_commit_interval_and_resume_exactly(tmp_path) -> None:
+    script = tmp_path / "child.py"
+    script.write_text(CHILD.format(tests=str(TESTS), commit=COMMIT_S))
+    data = write_input(tmp_path / "in.jsonl", 120)
+
+    ref = start(script, data, tmp_path / "ref", "fresh")
+    lines = ref.communicate(timeout=300)[0].split()
+    assert lines[:2] == ["ready", "completed"], ref.stderr
+    whole = float(lines[2])
+
+    rng = random.Random(7)
+    out = tmp_path / "out"
+    kills, progress_seen = 0, set()
+    mode = "fresh"
+    while kills < 20:
+        child = start(script, data, out, mode)
+        mode = "resume"
+        assert child.stdout is not None and child.stdout.readline().strip() == "ready"
+        # A random moment, mostly after the first commit of this process: 20 kills cover the run.
+        time.sleep(rng.uniform(COMMIT_S / 2, COMMIT_S + whole / 20))
+        if child.poll() is not None:
+            break  # finished before this kill: the loop below checks the output anyway
+        child.send_signal(signal.SIGKILL)
+        killed_at = time.time()
+        child.wait()
+        manifest = json.loads((out / "manifest.json").read_text())
+        if manifest["status"] == "completed":
+            break  # it finished just before the kill landed
+        kills += 1
+        assert manifest["status"] == "running"  # a kill gives no chance to say otherwise
+        progress_seen.add(manifest["progress"].get("examples_read", 0))
+        if manifest["progress"].get("examples_read"):
+            updated = datetime.fromisoformat(manifest["timings"]["updated"]).timestamp()
+            # One decoder call and scheduling on a busy machine: 0.5 s of slack.
+            assert killed_at - updated <= COMMIT_S + 0.5
+    assert kills >= 10, "the run was too fast to be killed often; make the child slower"
+    assert len(progress_seen) >= 5, f"kills should fall at many points of the run: {sorted(progress_seen)} ({whole:.2f} s)"
+    final = start(script, data, out, "resume")
+    assert final.communicate(timeout=300)[0].split()[:2] == ["ready", "completed"], final.stderr
+
+    for name in ("augmented.jsonl", "rejected.jsonl"):
+        assert (out / name).read_bytes() == (tmp_path / "ref" / name).read_bytes(), name
+    manifest = json.loads((out / "manifest.json").read_text())
+    reference = json.loads((tmp_path / "ref" / "manifest.json").read_text())
+    assert manifest["status"] == "completed" and manifest["progress"]["in_flight"] == []
+    for key in ("examples", "jobs", "accepted", "rejected", "stopped"):
+        assert manifest["counts"][key] == reference["counts"][key], key
+    assert os.path.getsize(out / "augmented.jsonl") > 0
