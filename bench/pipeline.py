@@ -7,7 +7,8 @@ aligner and settings. They differ in two decoder switches only:
 * new: ``prefix_cache=true`` (the chat prompt's constant start is encoded once per model)
   and ``continuous=true`` (a finished sentence's rows go to the next waiting request);
 * old: both false — every prompt is encoded whole and a batch is refilled only when all
-  of its sentences have finished.
+  of its sentences have finished;
+* prefix: the prefix cache alone (fixed batches), to tell the two apart.
 
 Before timing, a warm-up run loads the model and the aligner (the page cache then holds
 their weights; the decoder's weights stay loaded in the process and both paths share them).
@@ -123,7 +124,7 @@ def main() -> None:
         run_once(root / "warm", warm)
         results = {}
         old_switches = {"prefix_cache": False, "continuous": False}
-        paths = [("old", args, old_switches), ("new", args, {})]
+        paths = [("old", args, old_switches), ("prefix", args, {"continuous": False}), ("new", args, {})]
         if args.today:
             paths.append(("today", argparse.Namespace(**{**vars(args), "dtype": "bfloat16"}), old_switches))
         for name, path_args, switches in paths:
@@ -142,6 +143,7 @@ def main() -> None:
                 "model": args.model,
                 "speedup": round(old["wall_s"] / new["wall_s"], 2),
                 "decode_speedup": round(old["decode_s"] / new["decode_s"], 2),
+                "speedup_prefix_only": round(old["wall_s"] / results["prefix"]["wall_s"], 2),
                 "same_records": same,
                 "byte_identical": identical,
                 "records": new["accepted"],

@@ -28,14 +28,19 @@ def tokenizer() -> PreTrainedTokenizerFast:
     return PreTrainedTokenizerFast(tokenizer_object=tok, pad_token="<pad>", eos_token="</s>", unk_token="<unk>")
 
 
-@pytest.fixture(scope="module")
-def llama(tokenizer) -> ChatAdapter:
-    torch.manual_seed(0)
+def tiny_llama(tokenizer, seed: int, prompt: str) -> ChatAdapter:
+    """A two-layer random Llama prompted with ``prompt`` (no chat template: the prompt is the whole input)."""
+    torch.manual_seed(seed)
     config = LlamaConfig(
         vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
         num_key_value_heads=2, max_position_embeddings=128, pad_token_id=PAD, eos_token_id=EOS, bos_token_id=EOS,
     )
-    return ChatAdapter(LlamaForCausalLM(config), tokenizer, [EOS], system="", prompt="{text}")
+    return ChatAdapter(LlamaForCausalLM(config), tokenizer, [EOS], system="", prompt=prompt)
+
+
+@pytest.fixture(scope="module")
+def llama(tokenizer) -> ChatAdapter:
+    return tiny_llama(tokenizer, 0, "{text}")
 
 
 @pytest.fixture(scope="module")
@@ -187,12 +192,7 @@ def test_hypotheses_repeating_a_phrase_are_not_returned(llama, monkeypatch):
 @pytest.fixture(scope="module")
 def prompted(tokenizer) -> ChatAdapter:
     """A tiny Llama whose prompt has a constant start, so the shared prefix cache is used."""
-    torch.manual_seed(1)
-    config = LlamaConfig(
-        vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
-        num_key_value_heads=2, max_position_embeddings=128, pad_token_id=PAD, eos_token_id=EOS, bos_token_id=EOS,
-    )
-    return ChatAdapter(LlamaForCausalLM(config).float(), tokenizer, [EOS], system="", prompt="the small dog saw {text} and")
+    return tiny_llama(tokenizer, 1, "the small dog saw {text} and")
 
 
 def _steps(adapter: ChatAdapter, shared: bool, groups: list[list[str]], k: int = 2) -> list[torch.Tensor]:
