@@ -93,7 +93,7 @@ class RunStore:
                 continue
             path = self.dir / name
             fh = path.open("a+", encoding="utf-8")
-            # Records after the last commit belong to a chunk that will be redone.
+            # Records after the last commit belong to examples that will be redone (or restored).
             fh.truncate(committed.get(key, 0))
             fh.seek(0, os.SEEK_END)
             self._files[name] = fh
@@ -137,7 +137,7 @@ class RunStore:
             os.fsync(fh.fileno())
             sizes["augmented_bytes" if name == AUGMENTED else "rejected_bytes"] = fh.tell()
         # Counts are committed with the progress: a resumed run continues from these, not
-        # from the counts of a chunk that was cut short.
+        # from the counts of work after the commit, which will be redone.
         read = examples_done + len(in_flight)
         last_read = in_flight[-1]["example"]["id"] if in_flight else last_id
         progress = {

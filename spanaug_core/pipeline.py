@@ -197,7 +197,8 @@ class _Job:
 class _ExampleRun:
     """An input example in progress: its jobs, the texts it has produced, its outcomes so far.
 
-    ``pending`` holds, per job index with a request out, its n-best list once it came back.
+    ``iteration`` counts the iterations acted on; ``pending`` holds, per job index with a
+    request out for the next one, its n-best list once it came back.
     """
 
     seq: int
@@ -207,10 +208,6 @@ class _ExampleRun:
     outcomes: list[Augmented | Rejection] = field(default_factory=list)
     iteration: int = 0
     pending: dict[int, list[Candidate] | None] = field(default_factory=dict)
-
-    @property
-    def done(self) -> bool:
-        return not self.pending and not any(j.stopped is None for j in self.jobs)
 
     def to_state(self) -> dict[str, Any]:
         return {
