@@ -130,7 +130,7 @@ class _Seq2SeqSession:
         self.cache = EncoderDecoderCache(DynamicCache(), DynamicCache())
         self.next_input = torch.full((len(texts), 1), self.start_id, dtype=torch.long, device=self.device)
         first = self.logprobs()
-        self.advance_rows(torch.arange(len(texts), device=self.device).repeat_interleave(copies))
+        self._keep_rows(torch.arange(len(texts), device=self.device).repeat_interleave(copies))
         return first
 
     def logprobs(self) -> torch.Tensor:
@@ -147,13 +147,13 @@ class _Seq2SeqSession:
         self.cache = out.past_key_values
         return torch.log_softmax(out.logits[:, -1].float(), dim=-1)
 
-    def advance_rows(self, rows: torch.Tensor) -> None:
+    def _keep_rows(self, rows: torch.Tensor) -> None:
         self.cache.reorder_cache(rows)
         self.encoder_out.last_hidden_state = self.encoder_out.last_hidden_state[rows]
         self.enc_mask = self.enc_mask[rows]
 
     def advance(self, rows: torch.Tensor, tokens: torch.Tensor) -> None:
-        self.advance_rows(rows)
+        self._keep_rows(rows)
         self.next_input = tokens[:, None]
 
 

@@ -69,7 +69,7 @@ class HFDecoderConfig(DecoderConfig):
     )
     device: str = Field(default="cpu", description="torch device (cpu, cuda, cuda:1...)")
     batch_size: int = Field(default=20, ge=1, description="sentences decoded together")
-    max_length: int | None = Field(default=None, ge=1, description="max generated tokens (default: 2x the longest source + 16)")
+    max_length: int | None = Field(default=None, ge=1, description="max generated tokens (default: 2x the sentence's tokens + 16; hf-beam: of the batch's longest)")
     length_penalty: float = Field(default=1.0, description="norm_logprob = logprob / length ** length_penalty")
     case_sensitive: bool = Field(default=False, description="word-level constraint check is case-sensitive")
     same_sentences: bool = Field(default=True, description="drop hypotheses with more sentences than their source")
@@ -233,10 +233,9 @@ class VDBADecoder(_HFDecoder):
                 self.occupancy["full_step_s"] += spent
             if finished:
                 yield [
-                    (key, self._checked(requests.pop(key), [(h.output, h.logprob, h.length) for h in hyps], nbest))  # type: ignore[call-overload]
+                    (key, self._checked(requests.pop(key), [(h.output, h.logprob, h.length) for h in hyps], nbest))
                     for key, hyps in finished
                 ]
-
 
 
 class HFBeamDecoder(_HFDecoder):

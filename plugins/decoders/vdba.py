@@ -73,7 +73,7 @@ class Hypothesis:
 class _Sentence:
     """A sentence in the search: its key, tries, length limit and how many tokens it has generated."""
 
-    key: object
+    key: int
     positive: PositiveTrie
     negative: NegativeTrie
     max_length: int
@@ -103,8 +103,10 @@ class BeamSearch:
         self.generator = torch.Generator(device=device).manual_seed(options.seed)
         self.sentences: list[_Sentence] = []
         self.waiting: list[tuple[str, _Sentence]] = []
-        self.pos: PositiveBatchState | None = None
-        self.neg: NegativeBatchState | None = None
+        # No sentence yet: empty states over an empty table, re-based as sentences join.
+        no_rows = torch.zeros(0, dtype=torch.long, device=device)
+        self.pos = PositiveBatchState.start(TrieTable([], device), no_rows)
+        self.neg = NegativeBatchState.start(TrieTable([], device), no_rows)
         self.scores = torch.zeros(0, self.k, device=device)  # [b, k]
         self.best_finished = torch.zeros(0, device=device)  # [b]
         self.history = torch.zeros(0, 0, dtype=torch.long, device=device)  # [b*k, T], the last `generated` columns count
@@ -115,11 +117,11 @@ class BeamSearch:
         """Sentences live or waiting to start."""
         return len(self.sentences) + len(self.waiting)
 
-    def add(self, key: object, text: str, positive: PositiveTrie, negative: NegativeTrie, max_length: int) -> None:
+    def add(self, key: int, text: str, positive: PositiveTrie, negative: NegativeTrie, max_length: int) -> None:
         """Queue a sentence; it starts at the next ``step``."""
         self.waiting.append((text, _Sentence(key, positive, negative, max_length)))
 
-    def step(self) -> list[tuple[object, list[Hypothesis]]]:
+    def step(self) -> list[tuple[int, list[Hypothesis]]]:
         """One token for every sentence; the sentences that finished, hypotheses best first."""
         import torch
 
@@ -130,7 +132,6 @@ class BeamSearch:
         logprobs = torch.cat(parts) if len(parts) > 1 else parts[0]
         b = len(self.sentences)
         pos, neg = self.pos, self.neg
-        assert pos is not None and neg is not None
         has_positive = bool(pos.remaining.any())
         v = logprobs.shape[1]
         logprobs = neg.block(logprobs)
@@ -186,7 +187,7 @@ class BeamSearch:
         self.history = torch.cat([self.history[new_rows], new_tokens[:, None]], dim=1)
         pos = pos.select(new_rows).advance(new_tokens)
         neg = neg.select(new_rows).advance(new_tokens)
-        done: list[tuple[object, list[Hypothesis]]] = []
+        done: list[tuple[int, list[Hypothesis]]] = []
         if stop.any():
             _finish_truncated(stop, self.sentences, self.scores, self.history, pos.unmet.view(b, k), self.finished)
             for i in stop.nonzero(as_tuple=True)[0].tolist():
@@ -228,18 +229,13 @@ class BeamSearch:
         neg_table = TrieTable([s.negative for s in self.sentences], device)
         self.max_depth = int(pos_table.depth.max())
         rows_sentence = torch.arange(len(self.sentences), device=device).repeat_interleave(k)
-        fresh = rows_sentence[b0 * k :]
-        if self.pos is None or self.neg is None or b0 == 0:
-            self.pos = PositiveBatchState.start(pos_table, rows_sentence)
-            self.neg = NegativeBatchState.start(neg_table, rows_sentence)
-        else:
-            old_p = self.pos.rebase(pos_table, rows_sentence[: b0 * k])
-            old_n = self.neg.rebase(neg_table, rows_sentence[: b0 * k])
-            new_p, new_n = PositiveBatchState.start(pos_table, fresh), NegativeBatchState.start(neg_table, fresh)
-            self.pos = PositiveBatchState(
-                pos_table, rows_sentence, torch.cat([old_p.active, new_p.active]), torch.cat([old_p.remaining, new_p.remaining])
-            )
-            self.neg = NegativeBatchState(neg_table, rows_sentence, torch.cat([old_n.active, new_n.active]))
+        live, fresh = rows_sentence[: b0 * k], rows_sentence[b0 * k :]
+        old_p, new_p = self.pos.rebase(pos_table, live), PositiveBatchState.start(pos_table, fresh)
+        old_n, new_n = self.neg.rebase(neg_table, live), NegativeBatchState.start(neg_table, fresh)
+        self.pos = PositiveBatchState(
+            pos_table, rows_sentence, torch.cat([old_p.active, new_p.active]), torch.cat([old_p.remaining, new_p.remaining])
+        )
+        self.neg = NegativeBatchState(neg_table, rows_sentence, torch.cat([old_n.active, new_n.active]))
         return first.repeat_interleave(k, dim=0)
 
 
@@ -264,7 +260,7 @@ def search(
     out: list[list[Hypothesis]] = [[] for _ in positive]
     while len(engine):
         for i, hyps in engine.step():
-            out[i] = hyps  # type: ignore[index]
+            out[i] = hyps
     return out
 
 
