@@ -39,6 +39,11 @@ _RUN_FLAGS = {
     "batch_size": "batch_size",
     "output": "output",
     "limit": "limit",
+    "engine": "engine.name",
+    "ray_address": "engine.address",
+    "workers": "engine.workers",
+    "cpus_per_worker": "engine.cpus_per_worker",
+    "gpus_per_worker": "engine.gpus_per_worker",
 }
 
 
@@ -57,6 +62,11 @@ _RUN_FLAGS = {
 @click.option("--chain", is_flag=True, default=None, help="paraphrase the previous output instead of the original")
 @click.option("--limit", type=int, help="augment only the first N examples")
 @click.option("--output", "-o", type=click.Path(path_type=Path), help="output folder  [default: out]")
+@click.option("--engine", help="where the pipeline runs: local (this process) or ray (docs/scale.md)  [default: local]")
+@click.option("--ray-address", "ray_address", metavar="ADDR", help="ray: join this cluster (HOST:PORT, ray://HOST:10001, auto) instead of starting one here")
+@click.option("--workers", type=int, help="ray: worker actors (default: as many as the cluster's CPUs, or GPUs, hold)")
+@click.option("--cpus-per-worker", "cpus_per_worker", type=float, help="ray: CPUs each worker reserves and uses  [default: 1]")
+@click.option("--gpus-per-worker", "gpus_per_worker", type=float, help="ray: GPUs each worker reserves (with --set decoder.device=cuda)")
 @click.option("--resume", is_flag=True, help="continue an interrupted run in --output")
 @click.option("--config", "config_file", type=click.Path(path_type=Path), help="run config file (.toml, .yaml)")
 @click.option("--set", "assignments", multiple=True, metavar="KEY=VALUE", help="override any setting, e.g. decoder.beam_size=8 or aligner.threshold=0.4")

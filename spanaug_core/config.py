@@ -68,6 +68,9 @@ class RunConfig(PipelineSettings):
     decoder: ComponentSpec = ComponentSpec(name="vdba")
     aligner: ComponentSpec = ComponentSpec(name="bert-span")
     filters: list[ComponentSpec] = Field(default_factory=list, description="all must accept a record")
+    engine: ComponentSpec = Field(
+        default=ComponentSpec(name="local"), description="where the pipeline runs: local (this process) or ray (a cluster)"
+    )
     output: Path = Field(default=Path("out"), description="output folder")
     write_rejected: bool = Field(default=True, description="also write rejected.jsonl")
     commit_every_s: float = Field(
@@ -80,7 +83,7 @@ class RunConfig(PipelineSettings):
         # `decoder = "vdba"` is shorthand for `[decoder] name = "vdba"`.
         if isinstance(data, dict):
             data = dict(data)
-            for key in ("dataset", "expander", "decoder", "aligner"):
+            for key in ("dataset", "expander", "decoder", "aligner", "engine"):
                 if isinstance(data.get(key), str):
                     data[key] = {"name": data[key]}
                 elif isinstance(data.get(key), dict) and "name" not in data[key]:
@@ -94,8 +97,14 @@ class RunConfig(PipelineSettings):
         return PipelineSettings(**{k: getattr(self, k) for k in PipelineSettings.model_fields})
 
     def fingerprint(self) -> dict[str, Any]:
-        """What must not change between a run and its ``--resume`` (everything but output, limit and commit_every_s)."""
-        return self.model_dump(mode="json", exclude={"output", "limit", "commit_every_s"})
+        """What must not change between a run and its ``--resume``.
+
+        Everything but output, limit, commit_every_s and the engine's options: a run may
+        resume on more workers, or on another cluster, but not on another engine (each
+        keeps its own in-progress state).
+        """
+        found = self.model_dump(mode="json", exclude={"output", "limit", "commit_every_s", "engine"})
+        return {**found, "engine": self.engine.name}
 
 
 def load_file(path: Path) -> dict[str, Any]:

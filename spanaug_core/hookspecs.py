@@ -51,6 +51,11 @@ def register_trainers(register: Register) -> None:
 
 
 @hookspec
+def register_engines(register: Register) -> None:
+    """Register execution engines (where a run's pipeline runs: this process, a cluster)."""
+
+
+@hookspec
 def register_commands(cli: Any) -> None:
     """Add sub-commands to the ``spanaug`` click group."""
 
@@ -62,4 +67,5 @@ KIND_HOOKS: dict[str, str] = {
     "aligner": "register_aligners",
     "filter": "register_filters",
     "trainer": "register_trainers",
+    "engine": "register_engines",
 }

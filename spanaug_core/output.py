@@ -124,12 +124,19 @@ class RunStore:
         return time.monotonic() - self._last_commit >= self.config.commit_every_s
 
     def commit(
-        self, examples_done: int, last_id: str | None, counts: dict[str, Any], in_flight: list[dict[str, Any]]
+        self,
+        examples_done: int,
+        last_id: str | None,
+        counts: dict[str, Any],
+        in_flight: list[dict[str, Any]],
+        pending: int = 0,
+        last_read_id: str | None = None,
     ) -> None:
         """Make everything written so far durable and resumable.
 
-        ``in_flight``: the pipeline's examples in progress (``Pipeline.in_flight()``); the
-        input examples read are the ``examples_done`` finished ones and these.
+        ``in_flight``: the state of the ``pending`` examples read but not finished
+        (``Execution.in_flight()``, ``last_read_id`` the last of them); the input examples
+        read are the ``examples_done`` finished ones and these.
         """
         sizes = {}
         for name, fh in self._files.items():
@@ -138,19 +145,21 @@ class RunStore:
             sizes["augmented_bytes" if name == AUGMENTED else "rejected_bytes"] = fh.tell()
         # Counts are committed with the progress: a resumed run continues from these, not
         # from the counts of work after the commit, which will be redone.
-        read = examples_done + len(in_flight)
-        last_read = in_flight[-1]["example"]["id"] if in_flight else last_id
         progress = {
             "examples_done": examples_done,
             "last_example_id": last_id,
-            "examples_read": read,
-            "last_read_id": last_read,
+            "examples_read": examples_done + pending,
+            "last_read_id": last_read_id if pending else last_id,
             **sizes,
             "counts": counts,
             "in_flight": in_flight,
         }
         self._write_manifest(progress, counts)
         self._last_commit = time.monotonic()
+
+    def describe_engine(self, engine: dict[str, Any]) -> None:
+        """Record what this session of the run ran on (engine, workers, devices) in the manifest."""
+        self.manifest["engine"] = engine
 
     def finish(self, status: str, counts: dict[str, Any] | None, error: str | None = None) -> None:
         """Record the final status (completed, interrupted, failed) and close the files."""

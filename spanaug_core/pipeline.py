@@ -26,10 +26,10 @@ from __future__ import annotations
 import time
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
-from spanaug_core.config import PipelineSettings
+from spanaug_core.config import PipelineSettings, RunConfig
 from spanaug_core.errors import SpanaugError
 from spanaug_core.plugins import Registry, default_registry
 from spanaug_core.scheduling import RequestQueue, stream_decode
@@ -94,13 +94,30 @@ class Checkpoint:
 
     ``examples``: input examples finished since the previous checkpoint (all their
     outcomes yielded before this); ``last_id``: the last of them (None when none).
+    ``pending``: examples read but not yet yielded (their state is ``in_flight()``);
+    ``last_read_id``: the last example read (None when none is pending).
     """
 
     examples: int
     last_id: str | None
+    pending: int = 0
+    last_read_id: str | None = None
 
 
 Outcome = Augmented | Rejection | Checkpoint
+
+
+def outcome_state(outcome: Augmented | Rejection) -> dict[str, Any]:
+    """A record or rejection as checkpoint JSON (``outcome_from_state`` reads it back)."""
+    if isinstance(outcome, Augmented):
+        return {"record": outcome.model_dump(mode="json")}
+    return {"rejection": outcome.to_state()}
+
+
+def outcome_from_state(data: dict[str, Any]) -> Augmented | Rejection:
+    if "record" in data:
+        return Augmented.model_validate(data["record"])
+    return Rejection.from_state(data["rejection"])
 
 # A request's key is (example sequence number) * _JOBS + (job index): older examples first.
 _JOBS = 1 << 20
@@ -147,6 +164,13 @@ class RunStats:
         self.candidates = saved.get("candidates", 0)
         self.decode_s = saved.get("decode_s", 0.0)
         self.align_s = saved.get("align_s", 0.0)
+
+    def add(self, counts: dict[str, Any]) -> None:
+        """Add another pipeline's counts (``as_dict``), e.g. a worker's for one chunk of examples."""
+        other = RunStats()
+        other.restore(counts)
+        for f in fields(self):
+            setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
 
 
 @dataclass
@@ -216,10 +240,7 @@ class _ExampleRun:
             "iteration": self.iteration,
             "seen": sorted(self.seen),
             "jobs": [j.to_state() for j in self.jobs],
-            "outcomes": [
-                {"record": o.model_dump(mode="json")} if isinstance(o, Augmented) else {"rejection": o.to_state()}
-                for o in self.outcomes
-            ],
+            "outcomes": [outcome_state(o) for o in self.outcomes],
         }
 
     @classmethod
@@ -229,10 +250,7 @@ class _ExampleRun:
             example=Example.model_validate(data["example"]),
             jobs=[_Job.from_state(j) for j in data["jobs"]],
             seen=set(data["seen"]),
-            outcomes=[
-                Augmented.model_validate(o["record"]) if "record" in o else Rejection.from_state(o["rejection"])
-                for o in data["outcomes"]
-            ],
+            outcomes=[outcome_from_state(o) for o in data["outcomes"]],
             iteration=data["iteration"],
         )
 
@@ -349,6 +367,20 @@ class Pipeline:
             progress=progress,
         )
 
+    @classmethod
+    def from_config(cls, config: RunConfig, registry: Registry | None = None, progress: ProgressCallback | None = None) -> Pipeline:
+        """The pipeline a run config names (components built, options validated)."""
+        spec = lambda c: (c.name, c.options)  # noqa: E731
+        return cls.from_components(
+            spec(config.decoder),
+            spec(config.aligner),
+            spec(config.expander),
+            [spec(f) for f in config.filters],
+            registry=registry,
+            progress=progress,
+            **config.pipeline_settings().model_dump(),
+        )
+
     # -- public iteration -------------------------------------------------------------
     def run(self, examples: Iterable[Example]) -> Iterator[Augmented]:
         """Augment ``examples`` (streamed) and yield the accepted records."""
@@ -398,7 +430,7 @@ class Pipeline:
                 self.stats.examples += count
                 message = f"{len(runs)} in progress"
                 self.progress(ProgressEvent("examples", self.stats.examples, total, message, self.stats.as_dict()))
-            yield Checkpoint(count, last_id)
+            yield Checkpoint(count, last_id, len(runs), runs[max(runs)].example.id if runs else None)
 
         queue = RequestQueue(refill)
         for run in runs.values():
@@ -431,6 +463,19 @@ class Pipeline:
     def restore(self, state: Sequence[dict[str, Any]]) -> None:
         """Continue from a checkpoint's ``in_flight()``: the next :meth:`outcomes` finishes these first."""
         self._restored = {data["seq"]: _ExampleRun.from_state(data) for data in state}
+
+    def resources(self) -> dict[str, Any]:
+        """What runs this pipeline, for the manifest: one worker (this process) and the components' devices."""
+        return {"workers": 1, "devices": [self.devices()]}
+
+    def devices(self) -> dict[str, str]:
+        """The torch device of each component that has one (``decoder.device=cuda``...)."""
+        found = {}
+        for kind, component in (("decoder", self.decoder), ("aligner", self.aligner)):
+            device = getattr(getattr(component, "config", None), "device", None)
+            if device is not None:
+                found[kind] = str(device)
+        return found
 
     # -- one example ------------------------------------------------------------------
     def _start(self, seq: int, example: Example) -> _ExampleRun:

@@ -9,10 +9,12 @@ first question asked of the registry, so that ``spanaug --help`` stays fast.
 
 from __future__ import annotations
 
+import importlib
 import importlib.metadata
 import os
 from dataclasses import dataclass
 from functools import lru_cache
+from types import ModuleType
 from typing import Any
 
 import pluggy
@@ -24,6 +26,7 @@ from spanaug_core.protocols import KINDS, PROTOCOLS, ComponentConfig, describe
 
 ENTRY_POINT_GROUP = "spanaug"
 LOAD_ENV = "SPANAUG_LOAD_PLUGINS"
+CORE_PLUGIN = "core"
 
 
 @dataclass(frozen=True)
@@ -77,12 +80,22 @@ class Registry:
             only = [n.strip() for n in os.environ[LOAD_ENV].split(",") if n.strip()]
         self._only = only
         self._loaded = False
+        self._added: list[tuple[Any, str | None]] = []
+        # The core's own components (the local engine) are there whatever plugins load.
+        self.pm.register(importlib.import_module("spanaug_core.engine"), name=CORE_PLUGIN)
 
     # -- plugins ---------------------------------------------------------------------
     def add_plugin(self, plugin: Any, name: str | None = None) -> None:
         """Register a plugin object or module (one with ``@hookimpl`` functions)."""
         self.pm.register(plugin, name=name)
+        self._added.append((plugin, name))
         self._components = None
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # A registry travels to another process (a Ray worker) as the recipe that rebuilds
+        # it there: the same entry points, the same plugins added by hand (modules by name).
+        added = [(p.__name__ if isinstance(p, ModuleType) else p, name) for p, name in self._added]
+        return (_rebuild, (self._entry_points, self._only, added))
 
     def _load_entry_points(self) -> None:
         if self._loaded or not self._entry_points:
@@ -110,7 +123,7 @@ class Registry:
 
     def plugin_names(self) -> list[str]:
         self._load_entry_points()
-        return sorted(n for n, _ in self.pm.list_name_plugin())
+        return sorted(n for n, _ in self.pm.list_name_plugin() if n != CORE_PLUGIN)
 
     # -- components ------------------------------------------------------------------
     def _collect(self) -> dict[str, dict[str, Registered]]:
@@ -164,6 +177,13 @@ class Registry:
         self._load_entry_points()
         for impl in self.pm.hook.register_commands.get_hookimpls():
             _call_plugin(impl, cli, "add its commands")
+
+
+def _rebuild(entry_points: bool, only: list[str] | None, added: list[tuple[Any, str | None]]) -> Registry:
+    registry = Registry(entry_points=entry_points, only=only)
+    for plugin, name in added:
+        registry.add_plugin(importlib.import_module(plugin) if isinstance(plugin, str) else plugin, name)
+    return registry
 
 
 def _call_plugin(impl: Any, arg: Any, doing: str) -> None:

@@ -1,4 +1,4 @@
-"""The six kinds of component and the contract each one keeps.
+"""The seven kinds of component and the contract each one keeps.
 
 A component is a class with ``name`` (the kebab-case name the CLI uses), a nested
 ``Config`` (a pydantic model that forbids unknown options and is frozen) and a
@@ -10,15 +10,20 @@ a component's docstring is its one-line description in ``spanaug list``.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from spanaug_core.types import AlignItem, Alignment, Augmented, Candidate, DecodeRequest, Example
 
-KINDS: tuple[str, ...] = ("dataset", "expander", "decoder", "aligner", "filter", "trainer")
+if TYPE_CHECKING:
+    from spanaug_core.config import RunConfig
+    from spanaug_core.plugins import Registry
+
+KINDS: tuple[str, ...] = ("dataset", "expander", "decoder", "aligner", "filter", "trainer", "engine")
 
 
 class ComponentConfig(BaseModel):
@@ -158,6 +163,49 @@ class Trainer(Component, Protocol):
     def predict(self, model_dir: Path, examples: Iterable[Example]) -> Iterator[Example]: ...
 
 
+class Counts(Protocol):
+    """A run's counters, as the manifest holds them."""
+
+    def as_dict(self) -> dict[str, Any]: ...
+
+    def restore(self, saved: dict[str, Any]) -> None:
+        """Continue counting from a manifest's counts (``--resume``)."""
+        ...
+
+
+class Execution(Protocol):
+    """The pipeline of one run as an engine runs it; ``spanaug run`` drives it (a ``Pipeline`` is one).
+
+    ``outcomes`` yields records and rejections in input order with a ``Checkpoint``
+    after each stretch of finished examples; at a checkpoint, ``in_flight()`` is the JSON
+    state of the examples read but not yet yielded, which ``restore`` takes back before
+    the next ``outcomes`` (``--resume``). ``resources()`` says what ran it, for the manifest.
+    """
+
+    stats: Counts
+
+    def outcomes(self, examples: Iterable[Example], total: int | None = None) -> Iterator[Any]: ...
+
+    def in_flight(self) -> list[dict[str, Any]]: ...
+
+    def restore(self, state: Sequence[dict[str, Any]]) -> None: ...
+
+    def resources(self) -> dict[str, Any]: ...
+
+
+@runtime_checkable
+class Engine(Component, Protocol):
+    """Runs a run's pipeline: in this process, or spread over workers (the run folder stays the driver's).
+
+    ``start`` builds the components the config names wherever they will run, and is a
+    context: leaving it releases the workers, however the run ended.
+    """
+
+    def start(
+        self, config: RunConfig, registry: Registry, progress: ProgressCallback | None = None
+    ) -> AbstractContextManager[Execution]: ...
+
+
 PROTOCOLS: dict[str, type] = {
     "dataset": DatasetReader,
     "expander": ConstraintExpander,
@@ -165,6 +213,7 @@ PROTOCOLS: dict[str, type] = {
     "aligner": Aligner,
     "filter": Filter,
     "trainer": Trainer,
+    "engine": Engine,
 }
 
 

@@ -1,6 +1,8 @@
 """One ``spanaug run``: build the components a RunConfig names, stream the dataset
 through the pipeline into a RunStore, and leave a manifest that says how it ended.
 
+The engine the config names (``local`` by default, or ``ray``) builds the pipeline where
+it runs; this process always reads the input and is the one writer of the run folder.
 Every component is built (and its options validated) before any output is touched, so a
 typo in a config costs nothing. On resume the examples the last commit had read are
 skipped (the id of the last one is checked, so that a changed input file is caught) and
@@ -18,9 +20,9 @@ from typing import Any
 from spanaug_core.config import RunConfig
 from spanaug_core.errors import RunStateError
 from spanaug_core.output import RunStore
-from spanaug_core.pipeline import Checkpoint, Pipeline
+from spanaug_core.pipeline import Checkpoint
 from spanaug_core.plugins import Registry, default_registry
-from spanaug_core.protocols import ProgressCallback
+from spanaug_core.protocols import Execution, ProgressCallback
 from spanaug_core.types import Example
 
 
@@ -31,20 +33,6 @@ class RunSummary:
     status: str
     counts: dict[str, Any]
     output: str
-
-
-def build_pipeline(config: RunConfig, registry: Registry, progress: ProgressCallback | None = None) -> tuple[Any, Pipeline]:
-    """The dataset reader and the pipeline a config names (options validated)."""
-    reader = registry.create("dataset", config.dataset.name, **config.dataset.options)
-    pipeline = Pipeline(
-        decoder=registry.create("decoder", config.decoder.name, **config.decoder.options),
-        aligner=registry.create("aligner", config.aligner.name, **config.aligner.options),
-        expander=registry.create("expander", config.expander.name, **config.expander.options),
-        filters=[registry.create("filter", f.name, **f.options) for f in config.filters],
-        settings=config.pipeline_settings(),
-        progress=progress,
-    )
-    return reader, pipeline
 
 
 def run_input(config: dict[str, Any], registry: Registry | None = None) -> tuple[Iterator[Example], str] | None:
@@ -85,12 +73,20 @@ def execute(
 ) -> RunSummary:
     """Run (or resume) the augmentation a config describes, writing into ``config.output``."""
     reg = registry or default_registry()
-    reader, pipeline = build_pipeline(config, reg, progress)
+    reader = reg.create("dataset", config.dataset.name, **config.dataset.options)
+    engine = reg.create("engine", config.engine.name, **config.engine.options)
+    with engine.start(config, reg, progress) as execution:
+        return _drive(config, reader, execution, resume)
+
+
+def _drive(config: RunConfig, reader: Any, execution: Execution, resume: bool) -> RunSummary:
+    """Stream the input through ``execution`` into the run folder, committing at checkpoints."""
     store = RunStore(config.output, config)
     committed = store.open(resume)
+    store.describe_engine({"name": config.engine.name, **execution.resources()})
     if committed.get("counts"):
-        pipeline.stats.restore(committed["counts"])
-    pipeline.restore(committed.get("in_flight", []))
+        execution.stats.restore(committed["counts"])
+    execution.restore(committed.get("in_flight", []))
     done = committed.get("examples_done", 0)
     last_id = committed.get("last_example_id")
     read = committed.get("examples_read", done)
@@ -101,21 +97,22 @@ def execute(
     if config.limit is not None:
         total = config.limit if total is None else min(total, config.limit)
     try:
-        for outcome in pipeline.outcomes(examples, total):
+        for outcome in execution.outcomes(examples, total):
             if isinstance(outcome, Checkpoint):
                 done += outcome.examples
                 last_id = outcome.last_id or last_id
                 if store.due():
-                    store.commit(done, last_id, pipeline.stats.as_dict(), pipeline.in_flight())
+                    counts = execution.stats.as_dict()
+                    store.commit(done, last_id, counts, execution.in_flight(), outcome.pending, outcome.last_read_id)
             else:
                 store.write(outcome)
-        store.commit(done, last_id, pipeline.stats.as_dict(), [])
+        store.commit(done, last_id, execution.stats.as_dict(), [])
     except KeyboardInterrupt:
-        store.finish("interrupted", pipeline.stats.as_dict())
+        store.finish("interrupted", execution.stats.as_dict())
         raise
     except BaseException as exc:
-        store.finish("failed", pipeline.stats.as_dict(), error=f"{type(exc).__name__}: {exc}")
+        store.finish("failed", execution.stats.as_dict(), error=f"{type(exc).__name__}: {exc}")
         raise
-    counts = pipeline.stats.as_dict()
+    counts = execution.stats.as_dict()
     store.finish("completed", counts)
     return RunSummary("completed", counts, str(config.output))

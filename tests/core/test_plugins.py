@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pickle
+from contextlib import contextmanager
 from typing import ClassVar
 
 import pytest
@@ -10,6 +12,7 @@ import spanaug_expanders
 from spanaug_core import ComponentConfig, ConfigError, UnknownComponentError
 from spanaug_core.errors import DuplicateComponentError, SpanaugError
 from spanaug_core.hookspecs import hookimpl
+from spanaug_core.pipeline import Pipeline
 from spanaug_core.plugins import Registry
 
 
@@ -182,10 +185,32 @@ class MajorityTrainer:
             yield ex.model_copy(update={"spans": (Span(start=0, end=1, label=self.label),)})
 
 
+class CountingEngine:
+    """Runs the pipeline in this process and counts the runs it started."""
+
+    name = "counting"
+    started = 0
+
+    class Config(ComponentConfig):
+        pass
+
+    def __init__(self, config: Config) -> None:
+        self.config = config
+
+    @contextmanager
+    def start(self, config, registry, progress=None):  # type: ignore[no-untyped-def]
+        CountingEngine.started += 1
+        yield Pipeline.from_config(config, registry, progress)
+
+
 class EveryHookPlugin:
     @hookimpl
     def register_datasets(self, register):  # type: ignore[no-untyped-def]
         register(TinyDataset)
+
+    @hookimpl
+    def register_engines(self, register):  # type: ignore[no-untyped-def]
+        register(CountingEngine)
 
     @hookimpl
     def register_filters(self, register):  # type: ignore[no-untyped-def]
@@ -212,7 +237,10 @@ def test_every_kind_registers_through_its_hook(registry) -> None:
         ("dataset", "tiny"),
         ("filter", "keep-short"),
         ("trainer", "majority"),
+        ("engine", "counting"),
+        ("engine", "local"),  # the core's own, in every registry
     ]
+    assert registry.plugin_names() == ["every"]
     assert [ex.id for ex in registry.create("dataset", "tiny").read(None)] == ["0", "1"]
     trainer = registry.create("trainer", "majority")
     gold = [Example(id="g", tokens=("x", "y"), spans=(Span(start=0, end=1, label="L"),))]
@@ -232,3 +260,13 @@ def test_plugin_commands_join_the_cli(registry) -> None:
     registry.add_commands(cli)
     result = CliRunner().invoke(cli, ["hello"])
     assert result.exit_code == 0 and result.output == "hello from a plugin\n"
+
+
+def test_a_registry_pickles_as_the_recipe_that_rebuilds_it(registry) -> None:
+    # Ray workers get the driver's registry this way: same plugins, modules by name.
+    registry.add_plugin(spanaug_expanders, "expanders")
+    registry.add_plugin(EveryHookPlugin(), "every")
+    again = pickle.loads(pickle.dumps(registry))
+    assert again is not registry
+    assert [(e.kind, e.name, e.plugin) for e in again.entries()] == [(e.kind, e.name, e.plugin) for e in registry.entries()]
+    assert again.plugin_names() == ["every", "expanders"]

@@ -1,0 +1,414 @@
+"""The ``ray`` engine: the pipeline on Ray actors, the run folder written by the driver alone.
+
+Each worker is an actor that builds the run's decoder, aligner and filters once (on the
+CPUs or GPU it reserved) and augments *chunks* of consecutive examples with the ordinary
+pipeline. The driver, the ``spanaug run`` process, reads the input only as fast as the
+workers take chunks, keeps every worker ``_DEPTH`` chunks deep so that none waits on it,
+and yields a chunk's outcomes once every earlier chunk's are out: records come in input
+order, exactly as a local run writes them (the pipeline's per-example barrier makes what
+an example yields independent of which worker, batch or chunk it was in).
+
+At a checkpoint the in-flight state is every chunk read but not yet yielded: the
+examples of those still out and the outcomes of those that finished early, so that
+``--resume`` re-dispatches only the unfinished ones. A worker that dies (a killed actor,
+the OOM killer, a lost node) is replaced and its chunks go back to the queue, at most
+``max_retries`` times each; an exception raised by the pipeline itself (bad data, a
+missing model) ends the run as it would locally.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import os
+import socket
+import sys
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import Field
+
+from spanaug_core.config import RunConfig
+from spanaug_core.errors import ConfigError, SpanaugError
+from spanaug_core.pipeline import Checkpoint, Outcome, Pipeline, Rejection, RunStats, outcome_from_state, outcome_state
+from spanaug_core.plugins import Registry, validate_options
+from spanaug_core.protocols import ComponentConfig, ProgressCallback, ProgressEvent
+from spanaug_core.types import Augmented, Example
+
+# Ray's switch that makes a cluster started here listen on 127.0.0.1 only: no other node
+# joins a cluster the engine started for itself.
+_LOCAL_ONLY_ENV = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
+# Chunks queued per worker: one running, one waiting in the actor's mailbox.
+_DEPTH = 2
+# How long the driver waits for news before it reports that it is still waiting.
+_WAIT_S = 30.0
+
+
+class RayEngine:
+    """Runs the pipeline on Ray workers: a local cluster, or the one at --ray-address."""
+
+    name = "ray"
+
+    class Config(ComponentConfig):
+        address: str | None = Field(
+            default=None,
+            description="cluster to join (HOST:PORT of `ray start --head`, ray://HOST:10001, or auto); "
+            "None starts a cluster of this machine alone",
+        )
+        workers: int | None = Field(
+            default=None, ge=1, description="worker actors (None: as many as the cluster's CPUs, or GPUs, hold)"
+        )
+        cpus_per_worker: float = Field(default=1.0, gt=0, description="CPUs a worker reserves (and torch threads it uses)")
+        gpus_per_worker: float = Field(
+            default=0.0, ge=0, description="GPUs a worker reserves; set decoder.device=cuda to decode on it"
+        )
+        runtime_env: dict[str, Any] | None = Field(
+            default=None,
+            description="Ray runtime_env of the run's workers, e.g. {env_vars: {HF_HOME: /models}} or {py_modules: [...]}",
+        )
+        chunk_size: int = Field(default=16, ge=1, description="consecutive examples a worker augments per task")
+        max_retries: int = Field(
+            default=2, ge=0, description="times a chunk is re-run after the worker running it died, before the run fails"
+        )
+
+    def __init__(self, config: Config) -> None:
+        self.config = config
+
+    @contextmanager
+    def start(
+        self, config: RunConfig, registry: Registry, progress: ProgressCallback | None = None
+    ) -> Iterator[RayExecution]:
+        _check_devices(self.config, config, registry)
+        ray = _import_ray(local=self.config.address is None)
+        started = _connect(ray, self.config.address, self.config.runtime_env)
+        try:
+            execution = RayExecution(ray, self.config, config, registry, progress)
+            try:
+                execution.start_workers()
+                yield execution
+            finally:
+                execution.close()
+        finally:
+            if started:
+                ray.shutdown()
+
+
+def _import_ray(local: bool) -> Any:
+    if local:
+        os.environ.setdefault(_LOCAL_ONLY_ENV, "0")
+    try:
+        import ray
+    except ImportError:
+        raise ConfigError("the ray engine needs Ray: pip install -e \".[ray]\" (or pip install 'ray>=2.40')") from None
+    return ray
+
+
+def _connect(ray: Any, address: str | None, runtime_env: dict[str, Any] | None) -> bool:
+    """Join (or start) a cluster unless this process already did; True when this call did."""
+    if ray.is_initialized():
+        return False
+    options: dict[str, Any] = {"logging_level": "WARNING", "log_to_driver": False, "runtime_env": runtime_env}
+    if address is None:
+        options["include_dashboard"] = False
+    try:
+        ray.init(address=address, **options)
+    except (ConnectionError, RuntimeError, ValueError) as exc:
+        where = f"the Ray cluster at {address}" if address else "a local Ray cluster"
+        raise ConfigError(f"could not connect to {where}: {exc}") from None
+    return True
+
+
+def _check_devices(engine: RayEngine.Config, config: RunConfig, registry: Registry) -> None:
+    """Refuse GPUs reserved for nothing, and CUDA components on workers that reserve no GPU."""
+    devices = {}
+    for kind, spec in (("decoder", config.decoder), ("aligner", config.aligner)):
+        options = validate_options(registry.get(kind, spec.name), spec.options, kind)
+        device = getattr(options, "device", None)
+        if device is not None:
+            devices[kind] = str(device)
+    on_gpu = [f"{kind}.device={d}" for kind, d in devices.items() if d.startswith("cuda")]
+    if engine.gpus_per_worker > 0 and not on_gpu:
+        raise ConfigError(
+            f"--gpus-per-worker {engine.gpus_per_worker:g} reserves GPUs that no component uses: "
+            "add --set decoder.device=cuda (and aligner.device=cuda to align there too)"
+        )
+    if on_gpu and engine.gpus_per_worker == 0:
+        raise ConfigError(
+            f"{', '.join(on_gpu)} on the ray engine needs a GPU per worker: add --gpus-per-worker 1 "
+            "(Ray hides the GPUs from workers that reserve none)"
+        )
+
+
+class PipelineWorker:
+    """A Ray actor's state: one pipeline, built once, that augments the chunks sent to it."""
+
+    def __init__(self) -> None:
+        self.pipeline: Pipeline | None = None
+
+    def start(self, config: RunConfig, registry: Registry, threads: int) -> dict[str, Any]:
+        """Build the pipeline (here, so a bad option or model fails as a task, with its own error)."""
+        # Ray sets OMP_NUM_THREADS from num_cpus; say it for torch too in case it is loaded.
+        os.environ["OMP_NUM_THREADS"] = str(threads)
+        if "torch" in sys.modules:
+            sys.modules["torch"].set_num_threads(threads)
+        self.pipeline = Pipeline.from_config(config, registry)
+        import ray
+
+        return {
+            "host": socket.gethostname(),
+            "pid": os.getpid(),
+            "gpus": [str(g) for g in ray.get_gpu_ids()],
+            "threads": threads,
+            **self.pipeline.devices(),
+        }
+
+    def run(self, examples: list[Example]) -> tuple[list[Augmented | Rejection], dict[str, Any]]:
+        """The outcomes of ``examples`` in order, and the counts of this chunk alone."""
+        assert self.pipeline is not None, "start() first"
+        self.pipeline.stats = RunStats()
+        found = [o for o in self.pipeline.outcomes(examples) if not isinstance(o, Checkpoint)]
+        return found, self.pipeline.stats.as_dict()
+
+
+@dataclass
+class _Chunk:
+    """Consecutive input examples sent to one worker; ``outcomes`` once a worker finished them."""
+
+    seq: int
+    examples: list[Example]
+    outcomes: list[Augmented | Rejection] | None = None
+    counts: dict[str, Any] = field(default_factory=dict)
+    attempts: int = 0
+
+    def to_state(self) -> dict[str, Any]:
+        state: dict[str, Any] = {"seq": self.seq, "examples": [e.model_dump(mode="json") for e in self.examples]}
+        if self.outcomes is not None:
+            state["outcomes"] = [outcome_state(o) for o in self.outcomes]
+            state["counts"] = self.counts
+        return state
+
+    @classmethod
+    def from_state(cls, data: dict[str, Any]) -> _Chunk:
+        if "examples" not in data:
+            raise SpanaugError(
+                "cannot resume: the run's in-progress state is not a ray engine's (was it started with another engine?)"
+            )
+        done = data.get("outcomes")
+        return cls(
+            seq=data["seq"],
+            examples=[Example.model_validate(e) for e in data["examples"]],
+            outcomes=[outcome_from_state(o) for o in done] if done is not None else None,
+            counts=data.get("counts", {}),
+        )
+
+
+@dataclass
+class _Slot:
+    """One worker place: its actor (replaced when it dies), whether it is ready, its chunks."""
+
+    index: int
+    actor: Any = None
+    starting: Any = None  # the ObjectRef of start() while the pipeline builds
+    info: dict[str, Any] = field(default_factory=dict)
+    chunks: set[int] = field(default_factory=set)
+    deaths: int = 0
+    strikes: int = 0  # deaths since it last finished a chunk
+
+
+class RayExecution:
+    """The driver's side of a run on Ray (an ``Execution``): dispatch, collect in order, survive deaths."""
+
+    def __init__(
+        self, ray: Any, engine: RayEngine.Config, config: RunConfig, registry: Registry, progress: ProgressCallback | None
+    ) -> None:
+        self.ray = ray
+        self.engine = engine
+        self.config = config
+        self.registry = registry
+        self.progress = progress or (lambda event: None)
+        self.stats = RunStats()
+        self.slots: list[_Slot] = []
+        self._actor_class = ray.remote(
+            num_cpus=engine.cpus_per_worker, num_gpus=engine.gpus_per_worker, max_restarts=0, max_task_retries=0
+        )(PipelineWorker)
+        self._chunks: dict[int, _Chunk] = {}
+        self._restored: list[_Chunk] = []
+
+    # -- workers ----------------------------------------------------------------------
+    def start_workers(self) -> None:
+        """Create the worker actors and wait until every pipeline is built (errors surface here)."""
+        for index in range(self._worker_count()):
+            slot = _Slot(index)
+            self.slots.append(slot)
+            self._launch(slot)
+        for slot in self.slots:
+            try:
+                self._started(slot)
+            except self.ray.exceptions.RayActorError as exc:
+                raise SpanaugError(f"ray worker {slot.index} died while building the pipeline: {_first_line(exc)}") from None
+
+    def _worker_count(self) -> int:
+        if self.engine.workers is not None:
+            return self.engine.workers
+        resources = self.ray.cluster_resources()
+        if self.engine.gpus_per_worker > 0:
+            fit, unit = resources.get("GPU", 0) / self.engine.gpus_per_worker, "GPUs"
+        else:
+            fit, unit = resources.get("CPU", 0) / self.engine.cpus_per_worker, "CPUs"
+        if fit < 1:
+            raise ConfigError(f"the Ray cluster has too few {unit} for one worker ({resources}); lower the per-worker reservation")
+        return int(fit)
+
+    def _launch(self, slot: _Slot) -> None:
+        threads = max(1, int(self.engine.cpus_per_worker))
+        slot.actor = self._actor_class.remote()
+        slot.starting = slot.actor.start.remote(self.config, self.registry, threads)
+        slot.chunks = set()
+
+    def _started(self, slot: _Slot) -> None:
+        """Collect a slot's start(): its description, or the pipeline's own error."""
+        try:
+            slot.info = self.ray.get(slot.starting)
+        except self.ray.exceptions.RayTaskError as exc:
+            raise _cause(exc) from None
+        finally:
+            slot.starting = None
+
+    def close(self) -> None:
+        for slot in self.slots:
+            if slot.actor is not None:
+                self.ray.kill(slot.actor)
+        self.slots = []
+
+    def resources(self) -> dict[str, Any]:
+        """For the manifest: the cluster, the worker count and each worker's host and devices."""
+        return {
+            "address": self.engine.address or "local",
+            "workers": len(self.slots),
+            "cpus_per_worker": self.engine.cpus_per_worker,
+            "gpus_per_worker": self.engine.gpus_per_worker,
+            "devices": [slot.info for slot in self.slots],
+        }
+
+    # -- the stream -------------------------------------------------------------------
+    def in_flight(self) -> list[dict[str, Any]]:
+        return [chunk.to_state() for _, chunk in sorted(self._chunks.items())]
+
+    def restore(self, state: Sequence[dict[str, Any]]) -> None:
+        self._restored = [_Chunk.from_state(data) for data in state]
+
+    def outcomes(self, examples: Iterable[Example], total: int | None = None) -> Iterator[Outcome]:
+        """Records and rejections in input order, a ``Checkpoint`` after every chunk that comes back."""
+        chunks = self._chunks = {chunk.seq: chunk for chunk in self._restored}
+        self._restored = []
+        source = iter(examples)
+        waiting = [seq for seq, chunk in chunks.items() if chunk.outcomes is None]
+        heapq.heapify(waiting)
+        next_seq = max(chunks, default=-1) + 1
+        emit_from = min(chunks, default=next_seq)
+        tasks: dict[Any, tuple[_Slot, int]] = {}
+        exhausted = False
+
+        def next_chunk() -> int | None:
+            nonlocal next_seq, exhausted
+            if waiting:
+                return heapq.heappop(waiting)
+            batch = [] if exhausted else list(itertools.islice(source, self.engine.chunk_size))
+            if not batch:
+                exhausted = True
+                return None
+            chunks[next_seq] = _Chunk(next_seq, batch)
+            next_seq += 1
+            return next_seq - 1
+
+        def dispatch() -> None:
+            for slot in self.slots:
+                while slot.starting is None and len(slot.chunks) < _DEPTH:
+                    seq = next_chunk()
+                    if seq is None:
+                        return
+                    tasks[slot.actor.run.remote(chunks[seq].examples)] = (slot, seq)
+                    slot.chunks.add(seq)
+
+        def lost(slot: _Slot, exc: Exception) -> None:
+            """A worker died: its chunks go back to the queue and a new worker takes its place."""
+            for ref in [ref for ref, (owner, _) in tasks.items() if owner is slot]:
+                del tasks[ref]
+            for seq in sorted(slot.chunks):
+                chunk = chunks[seq]
+                chunk.attempts += 1
+                if chunk.attempts > self.engine.max_retries:
+                    ids = f"{chunk.examples[0].id} .. {chunk.examples[-1].id}"
+                    raise SpanaugError(
+                        f"a ray worker died {chunk.attempts} times running examples {ids} (max_retries "
+                        f"{self.engine.max_retries}); they may need more memory than a worker has. Last: {_first_line(exc)}"
+                    )
+                heapq.heappush(waiting, seq)
+            slot.deaths += 1
+            slot.strikes += 1
+            if slot.strikes > self.engine.max_retries:
+                raise SpanaugError(
+                    f"ray worker {slot.index} died {slot.strikes} times in a row without finishing a chunk "
+                    f"(max_retries {self.engine.max_retries}). Last: {_first_line(exc)}"
+                )
+            self.ray.kill(slot.actor)
+            self._launch(slot)
+            self.progress(ProgressEvent("examples", self.stats.examples, total, f"worker {slot.index} died; its chunks re-run"))
+
+        def finished_in_order() -> Iterator[Outcome]:
+            nonlocal emit_from
+            count, last_id = 0, None
+            while emit_from in chunks and chunks[emit_from].outcomes is not None:
+                chunk = chunks.pop(emit_from)
+                yield from chunk.outcomes or []
+                self.stats.add(chunk.counts)
+                count, last_id, emit_from = count + len(chunk.examples), chunk.examples[-1].id, emit_from + 1
+            if count:
+                self.progress(ProgressEvent("examples", self.stats.examples, total, self._status(tasks), self.stats.as_dict()))
+            pending = sum(len(chunk.examples) for chunk in chunks.values())
+            yield Checkpoint(count, last_id, pending, chunks[max(chunks)].examples[-1].id if chunks else None)
+
+        dispatch()
+        while tasks or waiting or not exhausted:
+            starting = {slot.starting: slot for slot in self.slots if slot.starting is not None}
+            ready, _ = self.ray.wait([*tasks, *starting], num_returns=1, timeout=_WAIT_S)
+            if not ready:
+                self.progress(ProgressEvent("examples", self.stats.examples, total, "waiting for workers"))
+                continue
+            ref = ready[0]
+            if ref in starting:
+                slot = starting[ref]
+                try:
+                    self._started(slot)
+                except self.ray.exceptions.RayActorError as exc:
+                    lost(slot, exc)
+            else:
+                slot, seq = tasks.pop(ref)
+                try:
+                    chunks[seq].outcomes, chunks[seq].counts = self.ray.get(ref)
+                    slot.chunks.discard(seq)
+                    slot.strikes = 0
+                except self.ray.exceptions.RayTaskError as exc:
+                    raise _cause(exc) from None
+                except self.ray.exceptions.RayActorError as exc:
+                    lost(slot, exc)
+            dispatch()
+            yield from finished_in_order()
+        yield from finished_in_order()
+
+    def _status(self, tasks: dict[Any, tuple[_Slot, int]]) -> str:
+        alive = sum(1 for slot in self.slots if slot.starting is None)
+        deaths = sum(slot.deaths for slot in self.slots)
+        return f"{alive}/{len(self.slots)} workers, {len(tasks)} chunks out" + (f", {deaths} restarts" if deaths else "")
+
+
+def _cause(exc: Exception) -> BaseException:
+    """The exception a worker's pipeline raised, as it would have been raised locally."""
+    cause = getattr(exc, "cause", None)
+    return cause if isinstance(cause, BaseException) else exc
+
+
+def _first_line(exc: Exception) -> str:
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]

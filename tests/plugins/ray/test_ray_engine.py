@@ -1,0 +1,308 @@
+"""The ray engine on a local 2-CPU cluster: the same output as a local run, and no loss when
+a worker or the driver dies.
+
+The pipeline runs on Ray actors with the scripted doubles (and once with a tiny random
+Llama through the real VDBA decoder); the driver writes the run folder, which must equal
+the local engine's byte for byte. Skipped when Ray (the ``ray`` extra) is not installed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from doubles import DoublesPlugin, SynonymDecoder
+
+import spanaug_expanders
+import spanaug_jsonl
+from spanaug_core.config import load_run_config
+from spanaug_core.errors import ConfigError, DataError, SpanaugError
+from spanaug_core.hookspecs import hookimpl
+from spanaug_core.pipeline import Checkpoint
+from spanaug_core.plugins import Registry
+from spanaug_core.run import execute
+from spanaug_core.types import Augmented, Example
+
+TESTS = Path(__file__).resolve().parents[2]
+# Workers import the doubles and this module as the driver does.
+RUNTIME_ENV = {"env_vars": {"PYTHONPATH": os.pathsep.join([str(TESTS), str(Path(__file__).parent)])}}
+SENTENCES = [
+    ("The panel will corroborate it .", 3),
+    ("They buy bread quickly .", 1),
+    ("We will confirm the date .", 2),
+    ("Ann will buy it .", 2),
+]
+
+
+class LoggedDecoder(SynonymDecoder):
+    """The synonym double, appending every sentence it decodes to ``log`` (workers share the file).
+
+    ``die_on``: a sentence with this text kills the worker process (the first ``die_times``
+    times); ``fail_on``: a sentence with this text raises a DataError; ``delay_s``: seconds
+    per sentence, as a model would take.
+    """
+
+    name = "logged"
+
+    class Config(SynonymDecoder.Config):
+        log: str = ""
+        die_on: str = ""
+        die_times: int = 1
+        fail_on: str = ""
+        delay_s: float = 0.0
+
+    def decode(self, requests, nbest):  # type: ignore[no-untyped-def]
+        cfg = self.config
+        time.sleep(cfg.delay_s * len(requests))
+        for req in requests:
+            if cfg.log:
+                with open(cfg.log, "a", encoding="utf-8") as fh:
+                    fh.write(req.text + "\n")
+            if cfg.fail_on and cfg.fail_on in req.text:
+                raise DataError(f"cannot paraphrase {req.text!r}")
+            if cfg.die_on and cfg.die_on in req.text:
+                deaths = Path(cfg.log).with_suffix(".deaths")
+                if not deaths.exists() or len(deaths.read_text()) < cfg.die_times:
+                    with deaths.open("a") as fh:
+                        fh.write("x")
+                    os._exit(1)  # as the OOM killer would: no exception, no clean-up
+        return super().decode(requests, nbest)
+
+
+class RayTestPlugin:
+    @hookimpl
+    def register_decoders(self, register):  # type: ignore[no-untyped-def]
+        register(LoggedDecoder)
+
+
+def make_registry() -> Registry:
+    registry = Registry(entry_points=False)
+    for plugin, name in ((spanaug_jsonl, "jsonl"), (spanaug_expanders, "expanders"), (DoublesPlugin(), "doubles")):
+        registry.add_plugin(plugin, name)
+    registry.add_plugin(RayTestPlugin(), "ray-tests")
+    # The ray engine's own plugin module, as its entry point would load it.
+    import spanaug_ray
+
+    registry.add_plugin(spanaug_ray, "ray")
+    return registry
+
+
+@pytest.fixture(scope="module")
+def cluster() -> str:
+    """A local 2-CPU Ray cluster on 127.0.0.1 for the module; its address, for drivers in subprocesses."""
+    os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")  # listen on loopback only
+    ray = pytest.importorskip("ray.exceptions", reason="ray is not installed (pip install -e '.[ray]')")
+    import ray
+
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="ERROR", runtime_env=RUNTIME_ENV)
+    yield ray.get_runtime_context().gcs_address
+    ray.shutdown()
+
+
+def write_input(path: Path, n: int) -> Path:
+    with path.open("w") as fh:
+        for i in range(n):
+            text, pos = SENTENCES[i % len(SENTENCES)]
+            spans = [{"start": pos, "end": pos + 1, "label": "F"}, {"start": 0, "end": 1, "label": "A", "role": "argument"}]
+            fh.write(json.dumps({"id": f"s{i}", "tokens": text.split(), "spans": spans}) + "\n")
+    return path
+
+
+def flags_for(tmp_path: Path, out: str, n: int = 10, **more: object) -> dict[str, object]:
+    flags: dict[str, object] = {
+        "dataset.name": "jsonl",
+        "input": str(write_input(tmp_path / "in.jsonl", n)),
+        "decoder.name": "logged",
+        "decoder.log": str(tmp_path / f"{out}.log"),
+        "aligner.name": "diff",
+        "output": str(tmp_path / out),
+        "iterations": 3,
+        "batch_size": 3,
+        "commit_every_s": 0,
+    }
+    flags.update(more)
+    return flags
+
+
+def ray_flags(**more: object) -> dict[str, object]:
+    return {"engine.name": "ray", "engine.workers": 2, "engine.chunk_size": 2, **more}
+
+
+def files(out: Path) -> tuple[str, str]:
+    return (out / "augmented.jsonl").read_text(), (out / "rejected.jsonl").read_text()
+
+
+@pytest.fixture(scope="module")
+def local_run(tmp_path_factory) -> Path:
+    """The reference: the same input through the local engine."""
+    tmp = tmp_path_factory.mktemp("local")
+    execute(load_run_config(None, flags_for(tmp, "out")), registry=make_registry())
+    return tmp / "out"
+
+
+def test_ray_writes_exactly_what_a_local_run_writes(cluster, local_run, tmp_path) -> None:
+    summary = execute(load_run_config(None, flags_for(tmp_path, "out", **ray_flags())), registry=make_registry())
+    out = tmp_path / "out"
+    assert files(out) == files(local_run) and files(out)[0]
+    manifest = json.loads((out / "manifest.json").read_text())
+    local = json.loads((local_run / "manifest.json").read_text())
+    assert manifest["status"] == "completed" and summary.status == "completed"
+    for key in ("examples", "jobs", "accepted", "rejected", "stopped", "candidates"):
+        assert manifest["counts"][key] == local["counts"][key], key
+    engine = manifest["engine"]
+    assert engine["name"] == "ray" and engine["workers"] == 2 and len(engine["devices"]) == 2
+    assert {d["host"] for d in engine["devices"]} and all(d["gpus"] == [] for d in engine["devices"])
+    assert local["engine"] == {"name": "local", "workers": 1, "devices": [{}]}
+
+
+def test_a_worker_killed_mid_run_loses_nothing_and_writes_nothing_twice(cluster, local_run, tmp_path) -> None:
+    import ray
+
+    from spanaug_ray.engine import RayEngine
+
+    config = load_run_config(None, flags_for(tmp_path, "out", **{"decoder.delay_s": 0.05}))
+    examples = [Example.model_validate_json(line) for line in Path(config.input).read_text().splitlines()]
+    engine = RayEngine(RayEngine.Config(workers=2, chunk_size=1))
+    got: list[Augmented] = []
+    with engine.start(config, make_registry()) as execution:
+        for outcome in execution.outcomes(examples):
+            if isinstance(outcome, Augmented):
+                if not got:
+                    ray.kill(execution.slots[0].actor)  # what a lost node looks like to the driver
+                got.append(outcome)
+        restarts = sum(slot.deaths for slot in execution.slots)
+    expected = [Augmented.model_validate_json(line) for line in files(local_run)[0].splitlines()]
+    assert [r.id for r in got] == [r.id for r in expected] and got == expected
+    assert restarts >= 1
+
+
+def test_a_worker_process_that_dies_has_its_chunk_rerun(cluster, local_run, tmp_path) -> None:
+    flags = flags_for(tmp_path, "out", **ray_flags(), **{"decoder.die_on": "date", "decoder.die_times": 2})
+    execute(load_run_config(None, flags), registry=make_registry())
+    assert files(tmp_path / "out") == files(local_run)
+    assert (tmp_path / "out.deaths").read_text() == "xx"  # two workers died, the third try finished
+
+
+def test_a_chunk_that_keeps_killing_workers_fails_the_run(cluster, tmp_path) -> None:
+    more = {"decoder.die_on": "date", "decoder.die_times": 99, "engine.max_retries": 1}
+    flags = flags_for(tmp_path, "out", n=4, **ray_flags(), **more)  # only s2 has "date"
+    with pytest.raises(SpanaugError, match="died 2 times running examples s2 .. s3"):
+        execute(load_run_config(None, flags), registry=make_registry())
+    assert json.loads((tmp_path / "out" / "manifest.json").read_text())["status"] == "failed"
+
+
+def test_a_data_error_on_a_worker_fails_the_run_as_it_would_locally(cluster, tmp_path) -> None:
+    flags = flags_for(tmp_path, "out", **ray_flags(), **{"decoder.fail_on": "date"})
+    with pytest.raises(DataError, match="cannot paraphrase 'We will confirm the date.'"):
+        execute(load_run_config(None, flags), registry=make_registry())
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    assert manifest["status"] == "failed" and "DataError" in manifest["error"]
+    # Not retried: the failing sentence was decoded once.
+    assert (tmp_path / "out.log").read_text().splitlines().count("We will confirm the date.") == 1
+
+
+def test_resume_redispatches_only_the_chunks_not_finished(cluster, local_run, tmp_path) -> None:
+    from spanaug_ray.engine import RayEngine, _Chunk
+
+    config = load_run_config(None, flags_for(tmp_path, "out"))
+    examples = [Example.model_validate_json(line) for line in Path(config.input).read_text().splitlines()]
+    engine = RayEngine(RayEngine.Config(workers=1, chunk_size=2))
+    with engine.start(config, make_registry()) as execution:
+        first = [o for o in execution.outcomes(examples[:2]) if not isinstance(o, Checkpoint)]
+    # The state a driver commits while chunk 0 (s0, s1) is back but chunk 1 (s2, s3) is still out.
+    state = [_Chunk(0, examples[:2], outcomes=first).to_state(), _Chunk(1, examples[2:4]).to_state()]
+    state = json.loads(json.dumps(state))  # as the manifest holds it
+    log = Path(config.decoder.options["log"])
+    log.write_text("")
+    with engine.start(config, make_registry()) as execution:
+        execution.restore(state)
+        got = [o for o in execution.outcomes(examples[4:]) if isinstance(o, Augmented)]
+    expected = [Augmented.model_validate_json(line) for line in files(local_run)[0].splitlines()]
+    assert got == expected
+    # s0 and s1 were not decoded again: their sentences recur in s4, s8 and s5, s9 only.
+    decoded = Counter(log.read_text().splitlines())
+    local = Counter((local_run.parent / "out.log").read_text().splitlines())
+    for text in ("The panel will corroborate it.", "They buy bread quickly."):
+        assert decoded[text] == local[text] * 2 // 3 > 0
+    assert decoded["We will confirm the date."] == local["We will confirm the date."]  # s2 (with s6): redone
+
+
+DRIVER = """
+import sys
+sys.path[:0] = {paths!r}
+from test_ray_engine import make_registry
+from spanaug_core.config import load_run_config
+from spanaug_core.run import execute
+
+config = load_run_config(None, {flags!r})
+print("ready", flush=True)
+execute(config, resume=sys.argv[1] == "resume", registry=make_registry())
+print("completed", flush=True)
+"""
+
+
+def test_sigkill_of_the_driver_then_resume_gives_the_uninterrupted_output(cluster, local_run, tmp_path) -> None:
+    flags = flags_for(
+        tmp_path,
+        "out",
+        **ray_flags(**{"engine.address": cluster, "engine.runtime_env": RUNTIME_ENV}),
+        commit_every_s=0.2,
+        **{"decoder.delay_s": 0.15},  # slow enough to be killed mid-run
+    )
+    script = tmp_path / "driver.py"
+    script.write_text(DRIVER.format(paths=[str(TESTS), str(Path(__file__).parent)], flags=flags))
+    rng = random.Random(7)
+    kills, mode = 0, "fresh"
+    while True:
+        child = subprocess.Popen([sys.executable, str(script), mode], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        assert child.stdout is not None and child.stdout.readline() == "ready\n"
+        if kills < 2:
+            time.sleep(rng.uniform(3.0, 5.0))  # past worker start-up, into the run
+            if child.poll() is None:
+                os.kill(child.pid, signal.SIGKILL)
+                child.wait()
+                manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+                assert manifest["status"] == "running", "killed after the run ended: nothing was tested"
+                kills += 1
+                mode = "resume"
+                continue
+        stdout, stderr = child.communicate(timeout=240)
+        assert child.returncode == 0, stderr[-3000:]
+        break
+    assert kills == 2
+    assert files(tmp_path / "out") == files(local_run)
+
+
+def test_gpus_reserved_for_nothing_and_cuda_without_a_gpu_are_refused(tmp_path) -> None:
+    registry = make_registry()
+    with pytest.raises(ConfigError, match="reserves GPUs that no component uses"):
+        execute(load_run_config(None, flags_for(tmp_path, "a", **ray_flags(**{"engine.gpus_per_worker": 1}))), registry=registry)
+    registry.add_plugin(_DevicePlugin(), "device")
+    flags = flags_for(tmp_path, "b", **ray_flags(), **{"decoder.name": "on-device", "decoder.device": "cuda"})
+    flags.pop("decoder.log")
+    with pytest.raises(ConfigError, match="decoder.device=cuda on the ray engine needs a GPU per worker"):
+        execute(load_run_config(None, flags), registry=registry)
+    assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()  # refused before any output
+
+
+class OnDeviceDecoder(SynonymDecoder):
+    """The synonym double with a ``device`` option, like the model decoders."""
+
+    name = "on-device"
+
+    class Config(SynonymDecoder.Config):
+        device: str = "cpu"
+
+
+class _DevicePlugin:
+    @hookimpl
+    def register_decoders(self, register):  # type: ignore[no-untyped-def]
+        register(OnDeviceDecoder)
