@@ -39,9 +39,22 @@ from spanaug_core.plugins import default_registry
 from spanaug_core.run import execute
 
 
-def run_once(out: Path, args: argparse.Namespace, **decoder: Any) -> dict[str, Any]:
-    """One ``spanaug run`` into ``out``; its figures (and the decoder's occupancy counters)."""
-    flags = {
+def add_run_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of the benchmarked ``spanaug run`` (shared with bench/scale.py)."""
+    parser.add_argument("--model", default="smollm2-135m-instruct")
+    parser.add_argument("--input", default=None, help="a JSONL dataset (default: the FrameNet sample)")
+    parser.add_argument("--limit", type=int, default=None, help="first N examples only")
+    parser.add_argument("--iterations", type=int, default=2)
+    parser.add_argument("--beam", type=int, default=4)
+    parser.add_argument("--batch", type=int, default=20)
+    parser.add_argument("--top-m", type=int, default=4)
+    parser.add_argument("--dtype", default="auto")
+    parser.add_argument("--aligner", default="bert-span")
+
+
+def run_flags(args: argparse.Namespace, out: Path) -> dict[str, Any]:
+    """The run's settings as dotted flags (``load_run_config``) from ``add_run_arguments``' options."""
+    return {
         "dataset.name": "framenet" if args.input is None else "jsonl",
         "input": args.input,
         "limit": args.limit,
@@ -54,8 +67,12 @@ def run_once(out: Path, args: argparse.Namespace, **decoder: Any) -> dict[str, A
         "iterations": args.iterations,
         "top_m": args.top_m,
         "output": str(out),
-        **{f"decoder.{k}": v for k, v in decoder.items()},
     }
+
+
+def run_once(out: Path, args: argparse.Namespace, **decoder: Any) -> dict[str, Any]:
+    """One ``spanaug run`` into ``out``; its figures (and the decoder's occupancy counters)."""
+    flags = {**run_flags(args, out), **{f"decoder.{k}": v for k, v in decoder.items()}}
     config = load_run_config(None, flags)
     registry = default_registry()
     seen: dict[str, Any] = {}
@@ -103,15 +120,7 @@ def same_records(a: Path, b: Path, tolerance: float = 1e-4) -> bool:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model", default="smollm2-135m-instruct")
-    parser.add_argument("--input", default=None, help="a JSONL dataset (default: the FrameNet sample)")
-    parser.add_argument("--limit", type=int, default=None, help="first N examples only")
-    parser.add_argument("--iterations", type=int, default=2)
-    parser.add_argument("--beam", type=int, default=4)
-    parser.add_argument("--batch", type=int, default=20)
-    parser.add_argument("--top-m", type=int, default=4)
-    parser.add_argument("--dtype", default="auto")
-    parser.add_argument("--aligner", default="bert-span")
+    add_run_arguments(parser)
     parser.add_argument("--keep", type=Path, default=None, help="keep the output folders here")
     parser.add_argument("--today", action="store_true", help="also run the old path in bfloat16 (the former default)")
     args = parser.parse_args()

@@ -4,16 +4,23 @@
 avoid and include phrases like a real constrained decoder must; ``DiffAligner`` aligns a
 span to the same position when the paraphrase kept the sentence length, scoring a changed
 word higher than an unchanged one. Both record what they were asked, so tests can check
-batching and constraints. They are registered by ``DoublesPlugin`` under the names
-``synonym`` and ``diff``.
+batching and constraints. ``LoggedDecoder`` (``logged``) is the synonym double that logs
+to a file, fails or kills its process on cue, for the ray engine's fault tests. They are
+registered by ``DoublesPlugin`` under the names ``synonym``, ``logged``, ``on-device`` and
+``diff``.
 """
 
 from __future__ import annotations
 
+import json
+import os
+import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import ClassVar
 
 from spanaug_core import AlignerConfig, Alignment, AlignItem, Candidate, DecodeRequest, DecoderConfig
+from spanaug_core.errors import DataError
 from spanaug_core.hookspecs import hookimpl
 from spanaug_core.text import contains_phrase, detokenize, tokenize
 
@@ -87,13 +94,79 @@ class DiffAligner:
         return out
 
 
+class LoggedDecoder(SynonymDecoder):
+    """The synonym double, appending every sentence it decodes to ``log`` (workers share the file).
+
+    ``die_on``: a sentence with this text kills the worker process (the first ``die_times``
+    times); ``fail_on``: a sentence with this text raises a DataError; ``delay_s``: seconds
+    per sentence, as a model would take.
+    """
+
+    name = "logged"
+
+    class Config(SynonymDecoder.Config):
+        log: str = ""
+        die_on: str = ""
+        die_times: int = 1
+        fail_on: str = ""
+        delay_s: float = 0.0
+
+    def decode(self, requests, nbest):  # type: ignore[no-untyped-def]
+        cfg = self.config
+        time.sleep(cfg.delay_s * len(requests))
+        for req in requests:
+            if cfg.log:
+                with open(cfg.log, "a", encoding="utf-8") as fh:
+                    fh.write(req.text + "\n")
+            if cfg.fail_on and cfg.fail_on in req.text:
+                raise DataError(f"cannot paraphrase {req.text!r}")
+            if cfg.die_on and cfg.die_on in req.text:
+                deaths = Path(cfg.log).with_suffix(".deaths")
+                if not deaths.exists() or len(deaths.read_text()) < cfg.die_times:
+                    with deaths.open("a") as fh:
+                        fh.write("x")
+                    os._exit(1)  # as the OOM killer would: no exception, no clean-up
+        return super().decode(requests, nbest)
+
+
+class OnDeviceDecoder(SynonymDecoder):
+    """The synonym double with a ``device`` option, like the model decoders."""
+
+    name = "on-device"
+
+    class Config(SynonymDecoder.Config):
+        device: str = "cpu"
+
+
 class DoublesPlugin:
     """Registers the doubles, as a third-party plugin would."""
 
     @hookimpl
     def register_decoders(self, register):  # type: ignore[no-untyped-def]
         register(SynonymDecoder)
+        register(LoggedDecoder)
+        register(OnDeviceDecoder)
 
     @hookimpl
     def register_aligners(self, register):  # type: ignore[no-untyped-def]
         register(DiffAligner)
+
+
+# Sentences the synonym table can paraphrase, with the target word's position; each has
+# an argument span (its first token) to keep.
+SENTENCES = [
+    ("The panel will corroborate it .", 3),
+    ("They buy bread quickly .", 1),
+    ("We will confirm the date .", 2),
+    ("Ann will buy it .", 2),
+]
+
+
+def write_examples(path: Path, n: int) -> Path:
+    """A jsonl input of ``n`` examples ``s0``, ``s1``... cycling through ``SENTENCES``."""
+    with path.open("w") as fh:
+        for i in range(n):
+            text, pos = SENTENCES[i % len(SENTENCES)]
+            spans = [{"start": pos, "end": pos + 1, "label": "F"}, {"start": 0, "end": 1, "label": "A", "role": "argument"}]
+            fh.write(json.dumps({"id": f"s{i}", "tokens": text.split(), "spans": spans}) + "\n")
+    return path

@@ -21,6 +21,7 @@ from datetime import datetime
 from pathlib import Path
 
 import pytest
+from doubles import write_examples
 
 TESTS = Path(__file__).resolve().parents[1]
 COMMIT_S = 0.3
@@ -55,23 +56,6 @@ execute(config, resume=sys.argv[3] == "resume", registry=registry)
 print("completed", time.monotonic() - t0, flush=True)
 """
 
-SENTENCES = [
-    ("The panel will corroborate it .", 3),
-    ("They buy bread quickly .", 1),
-    ("We will confirm the date .", 2),
-    ("Ann will buy it .", 2),
-]
-
-
-def write_input(path: Path, n: int) -> Path:
-    with path.open("w") as fh:
-        for i in range(n):
-            text, pos = SENTENCES[i % len(SENTENCES)]
-            spans = [{"start": pos, "end": pos + 1, "label": "F"}, {"start": 0, "end": 1, "label": "A", "role": "argument"}]
-            fh.write(json.dumps({"id": f"s{i}", "tokens": text.split(), "spans": spans}) + "\n")
-    return path
-
-
 def start(script: Path, data: Path, out: Path, mode: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
         [sys.executable, str(script), str(data), str(out), mode], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
@@ -82,7 +66,7 @@ def start(script: Path, data: Path, out: Path, mode: str) -> subprocess.Popen[st
 def test_twenty_random_sigkills_lose_at_most_a_commit_interval_and_resume_exactly(tmp_path) -> None:
     script = tmp_path / "child.py"
     script.write_text(CHILD.format(tests=str(TESTS), commit=COMMIT_S))
-    data = write_input(tmp_path / "in.jsonl", 120)
+    data = write_examples(tmp_path / "in.jsonl", 120)
 
     ref = start(script, data, tmp_path / "ref", "fresh")
     lines = ref.communicate(timeout=300)[0].split()

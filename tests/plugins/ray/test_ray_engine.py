@@ -19,75 +19,26 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from doubles import DoublesPlugin, SynonymDecoder
+from doubles import DoublesPlugin, write_examples
 
 import spanaug_expanders
 import spanaug_jsonl
 from spanaug_core.config import load_run_config
 from spanaug_core.errors import ConfigError, DataError, SpanaugError
-from spanaug_core.hookspecs import hookimpl
 from spanaug_core.pipeline import Checkpoint
 from spanaug_core.plugins import Registry
 from spanaug_core.run import execute
 from spanaug_core.types import Augmented, Example
 
 TESTS = Path(__file__).resolve().parents[2]
-# Workers import the doubles and this module as the driver does.
-RUNTIME_ENV = {"env_vars": {"PYTHONPATH": os.pathsep.join([str(TESTS), str(Path(__file__).parent)])}}
-SENTENCES = [
-    ("The panel will corroborate it .", 3),
-    ("They buy bread quickly .", 1),
-    ("We will confirm the date .", 2),
-    ("Ann will buy it .", 2),
-]
-
-
-class LoggedDecoder(SynonymDecoder):
-    """The synonym double, appending every sentence it decodes to ``log`` (workers share the file).
-
-    ``die_on``: a sentence with this text kills the worker process (the first ``die_times``
-    times); ``fail_on``: a sentence with this text raises a DataError; ``delay_s``: seconds
-    per sentence, as a model would take.
-    """
-
-    name = "logged"
-
-    class Config(SynonymDecoder.Config):
-        log: str = ""
-        die_on: str = ""
-        die_times: int = 1
-        fail_on: str = ""
-        delay_s: float = 0.0
-
-    def decode(self, requests, nbest):  # type: ignore[no-untyped-def]
-        cfg = self.config
-        time.sleep(cfg.delay_s * len(requests))
-        for req in requests:
-            if cfg.log:
-                with open(cfg.log, "a", encoding="utf-8") as fh:
-                    fh.write(req.text + "\n")
-            if cfg.fail_on and cfg.fail_on in req.text:
-                raise DataError(f"cannot paraphrase {req.text!r}")
-            if cfg.die_on and cfg.die_on in req.text:
-                deaths = Path(cfg.log).with_suffix(".deaths")
-                if not deaths.exists() or len(deaths.read_text()) < cfg.die_times:
-                    with deaths.open("a") as fh:
-                        fh.write("x")
-                    os._exit(1)  # as the OOM killer would: no exception, no clean-up
-        return super().decode(requests, nbest)
-
-
-class RayTestPlugin:
-    @hookimpl
-    def register_decoders(self, register):  # type: ignore[no-untyped-def]
-        register(LoggedDecoder)
+# Workers import the doubles as the driver does.
+RUNTIME_ENV = {"env_vars": {"PYTHONPATH": str(TESTS)}}
 
 
 def make_registry() -> Registry:
     registry = Registry(entry_points=False)
     for plugin, name in ((spanaug_jsonl, "jsonl"), (spanaug_expanders, "expanders"), (DoublesPlugin(), "doubles")):
         registry.add_plugin(plugin, name)
-    registry.add_plugin(RayTestPlugin(), "ray-tests")
     # The ray engine's own plugin module, as its entry point would load it.
     import spanaug_ray
 
@@ -107,19 +58,12 @@ def cluster() -> str:
     ray.shutdown()
 
 
-def write_input(path: Path, n: int) -> Path:
-    with path.open("w") as fh:
-        for i in range(n):
-            text, pos = SENTENCES[i % len(SENTENCES)]
-            spans = [{"start": pos, "end": pos + 1, "label": "F"}, {"start": 0, "end": 1, "label": "A", "role": "argument"}]
-            fh.write(json.dumps({"id": f"s{i}", "tokens": text.split(), "spans": spans}) + "\n")
-    return path
 
 
 def flags_for(tmp_path: Path, out: str, n: int = 10, **more: object) -> dict[str, object]:
     flags: dict[str, object] = {
         "dataset.name": "jsonl",
-        "input": str(write_input(tmp_path / "in.jsonl", n)),
+        "input": str(write_examples(tmp_path / "in.jsonl", n)),
         "decoder.name": "logged",
         "decoder.log": str(tmp_path / f"{out}.log"),
         "aligner.name": "diff",
@@ -200,7 +144,7 @@ def test_a_chunk_that_keeps_killing_workers_fails_the_run(cluster, tmp_path) -> 
 
 
 def test_a_data_error_on_a_worker_fails_the_run_as_it_would_locally(cluster, tmp_path) -> None:
-    flags = flags_for(tmp_path, "out", **ray_flags(), **{"decoder.fail_on": "date"})
+    flags = flags_for(tmp_path, "out", n=4, **ray_flags(), **{"decoder.fail_on": "date"})  # only s2 has "date"
     with pytest.raises(DataError, match="cannot paraphrase 'We will confirm the date.'"):
         execute(load_run_config(None, flags), registry=make_registry())
     manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
@@ -285,24 +229,8 @@ def test_gpus_reserved_for_nothing_and_cuda_without_a_gpu_are_refused(tmp_path) 
     registry = make_registry()
     with pytest.raises(ConfigError, match="reserves GPUs that no component uses"):
         execute(load_run_config(None, flags_for(tmp_path, "a", **ray_flags(**{"engine.gpus_per_worker": 1}))), registry=registry)
-    registry.add_plugin(_DevicePlugin(), "device")
     flags = flags_for(tmp_path, "b", **ray_flags(), **{"decoder.name": "on-device", "decoder.device": "cuda"})
     flags.pop("decoder.log")
     with pytest.raises(ConfigError, match="decoder.device=cuda on the ray engine needs a GPU per worker"):
         execute(load_run_config(None, flags), registry=registry)
     assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()  # refused before any output
-
-
-class OnDeviceDecoder(SynonymDecoder):
-    """The synonym double with a ``device`` option, like the model decoders."""
-
-    name = "on-device"
-
-    class Config(SynonymDecoder.Config):
-        device: str = "cpu"
-
-
-class _DevicePlugin:
-    @hookimpl
-    def register_decoders(self, register):  # type: ignore[no-untyped-def]
-        register(OnDeviceDecoder)

@@ -1,0 +1,106 @@
+"""Scale-out cost and gain: the same ``spanaug run`` on the local engine and on Ray with 1 and 2 workers.
+
+All three runs use one thread per pipeline (``torch.set_num_threads(1)`` here, one CPU
+per Ray worker), the same model, aligner and input (the FrameNet sample, or ``--input``),
+into fresh folders, in this one process. A local Ray cluster of this machine
+(``--cpus`` CPUs, 127.0.0.1 only) is started before timing, as a user's running cluster
+would be; each Ray run still starts its workers, which load the models (from the page
+cache: a warm-up local run loads everything first), and that start-up is reported apart.
+
+Reported: wall seconds per run, the workers' start-up, rewritten spans per hour; the last
+line is JSON with ``ray1_over_local`` (Ray 1-worker wall / local wall; the goal is ≤ 1.10),
+``two_over_one`` (Ray 1-worker wall / 2-worker wall; the goal is ≥ 1.6) and
+``same_records`` (all three augmented.jsonl hold the same records, scores within 1e-4).
+
+    .venv/bin/python bench/scale.py --model smollm2-135m-instruct --iterations 2
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import torch
+from pipeline import add_run_arguments, run_flags, same_records  # bench/pipeline.py
+
+from spanaug_core.config import load_run_config
+from spanaug_core.plugins import default_registry
+from spanaug_core.run import execute
+
+
+def run_once(out: Path, args: argparse.Namespace, engine: dict[str, Any]) -> dict[str, Any]:
+    """One ``spanaug run`` into ``out`` on ``engine``; its wall time and figures."""
+    flags = {**run_flags(args, out), **{f"engine.{k}": v for k, v in engine.items()}}
+    config = load_run_config(None, flags)
+    started: list[float] = []
+    from spanaug_ray.engine import RayExecution
+
+    original = RayExecution.start_workers
+
+    def timed(self: RayExecution) -> None:  # the workers' start-up, reported apart
+        t0 = time.perf_counter()
+        original(self)
+        started.append(time.perf_counter() - t0)
+
+    RayExecution.start_workers = timed  # type: ignore[method-assign]
+    try:
+        t0 = time.perf_counter()
+        summary = execute(config, registry=default_registry())
+        wall = time.perf_counter() - t0
+    finally:
+        RayExecution.start_workers = original  # type: ignore[method-assign]
+    counts = summary.counts
+    rewritten = counts["accepted"] + counts["rejected"]
+    return {
+        "wall_s": round(wall, 1),
+        "startup_s": round(started[0], 1) if started else 0.0,
+        "spans": counts["jobs"],
+        "rewritten": rewritten,
+        "accepted": counts["accepted"],
+        "rewritten_per_h": round(rewritten / wall * 3600),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    add_run_arguments(parser)
+    parser.add_argument("--chunk", type=int, default=4, help="engine.chunk_size of the Ray runs")
+    parser.add_argument("--cpus", type=int, default=2, help="CPUs of the local Ray cluster")
+    args = parser.parse_args()
+
+    torch.set_num_threads(1)
+    os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")  # a cluster on 127.0.0.1 only
+    import ray
+
+    ray.init(num_cpus=args.cpus, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
+    print(f"# {platform.machine()} {platform.processor() or ''}, {os.cpu_count()} cores, torch {torch.__version__}, ray {ray.__version__}")
+    print(f"# model {args.model}, beam {args.beam}, batch {args.batch}, iterations {args.iterations}, chunk {args.chunk}, 1 thread per pipeline")
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        run_once(root / "warm", args, {})  # loads the models; the page cache then holds them
+        results = {
+            "local": run_once(root / "local", args, {}),
+            "ray-1": run_once(root / "ray1", args, {"name": "ray", "workers": 1, "chunk_size": args.chunk}),
+            "ray-2": run_once(root / "ray2", args, {"name": "ray", "workers": 2, "chunk_size": args.chunk}),
+        }
+        for name, figures in results.items():
+            print(f"{name:6} " + "  ".join(f"{k} {v}" for k, v in figures.items()))
+        same = all(same_records(root / "local" / "augmented.jsonl", root / d / "augmented.jsonl") for d in ("ray1", "ray2"))
+    ray.shutdown()
+    summary = {
+        "ray1_over_local": round(results["ray-1"]["wall_s"] / results["local"]["wall_s"], 3),
+        "two_over_one": round(results["ray-1"]["wall_s"] / results["ray-2"]["wall_s"], 3),
+        "same_records": same,
+        **{f"{name}_wall_s": figures["wall_s"] for name, figures in results.items()},
+    }
+    print(json.dumps(summary))
+
+
+if __name__ == "__main__":
+    main()
