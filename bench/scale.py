@@ -7,12 +7,18 @@ into fresh folders, in this one process. A local Ray cluster of this machine
 would be; each Ray run still starts its workers, which load the models (from the page
 cache: a warm-up local run loads everything first), and that start-up is reported apart.
 
+Ray runs split the input into chunks of ``--chunk`` examples; ``ray-1-whole`` sends the
+whole input as one chunk, which isolates the engine's own cost from the cost of chunk
+ends (a worker's decoder batch drains at the end of each chunk).
+
 Reported: wall seconds per run, the workers' start-up, rewritten spans per hour; the last
-line is JSON with ``ray1_over_local`` (Ray 1-worker wall / local wall; the goal is ≤ 1.10),
+line is JSON with ``ray1_whole_over_local`` and ``ray1_over_local`` (Ray 1-worker wall /
+local wall, one chunk and ``--chunk`` examples a chunk; the goal is ≤ 1.10),
 ``two_over_one`` (Ray 1-worker wall / 2-worker wall; the goal is ≥ 1.6) and
 ``same_records`` (all three augmented.jsonl hold the same records, scores within 1e-4).
 
     .venv/bin/python bench/scale.py --model smollm2-135m-instruct --iterations 2
+    .venv/bin/python bench/scale.py --model smollm2-135m-instruct --iterations 1 --repeat 4
 """
 
 from __future__ import annotations
@@ -67,11 +73,25 @@ def run_once(out: Path, args: argparse.Namespace, engine: dict[str, Any]) -> dic
     }
 
 
+def repeated(args: argparse.Namespace, path: Path) -> Path:
+    """The run's input ``args.repeat`` times over, as jsonl, each copy's ids suffixed ``#k``."""
+    dataset = "framenet" if args.input is None else "jsonl"
+    examples = list(default_registry().create("dataset", dataset).read(Path(args.input) if args.input else None))
+    with path.open("w", encoding="utf-8") as fh:
+        for k in range(args.repeat):
+            for example in examples:
+                fh.write(example.model_copy(update={"id": f"{example.id}#{k}"}).model_dump_json() + "\n")
+    return path
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_run_arguments(parser)
-    parser.add_argument("--chunk", type=int, default=4, help="engine.chunk_size of the Ray runs")
+    parser.add_argument("--chunk", type=int, default=16, help="engine.chunk_size of the Ray runs (16: the default)")
     parser.add_argument("--cpus", type=int, default=2, help="CPUs of the local Ray cluster")
+    parser.add_argument(
+        "--repeat", type=int, default=1, help="the input K times over (ids suffixed #k): enough examples to keep every worker's batch full"
+    )
     args = parser.parse_args()
 
     torch.set_num_threads(1)
@@ -83,17 +103,23 @@ def main() -> None:
     print(f"# model {args.model}, beam {args.beam}, batch {args.batch}, iterations {args.iterations}, chunk {args.chunk}, 1 thread per pipeline")
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        run_once(root / "warm", args, {})  # loads the models; the page cache then holds them
+        if args.repeat > 1:
+            args.input = str(repeated(args, root / "input.jsonl"))
+        warm = argparse.Namespace(**{**vars(args), "limit": 1, "iterations": 1})
+        run_once(root / "warm", warm, {})  # loads the models; the page cache then holds them
         results = {
             "local": run_once(root / "local", args, {}),
+            # One chunk holding the whole input: the engine's own cost, without chunk ends.
+            "ray-1-whole": run_once(root / "ray1w", args, {"name": "ray", "workers": 1, "chunk_size": 1_000_000}),
             "ray-1": run_once(root / "ray1", args, {"name": "ray", "workers": 1, "chunk_size": args.chunk}),
             "ray-2": run_once(root / "ray2", args, {"name": "ray", "workers": 2, "chunk_size": args.chunk}),
         }
         for name, figures in results.items():
             print(f"{name:6} " + "  ".join(f"{k} {v}" for k, v in figures.items()))
-        same = all(same_records(root / "local" / "augmented.jsonl", root / d / "augmented.jsonl") for d in ("ray1", "ray2"))
+        same = all(same_records(root / "local" / "augmented.jsonl", root / d / "augmented.jsonl") for d in ("ray1w", "ray1", "ray2"))
     ray.shutdown()
     summary = {
+        "ray1_whole_over_local": round(results["ray-1-whole"]["wall_s"] / results["local"]["wall_s"], 3),
         "ray1_over_local": round(results["ray-1"]["wall_s"] / results["local"]["wall_s"], 3),
         "two_over_one": round(results["ray-1"]["wall_s"] / results["ray-2"]["wall_s"], 3),
         "same_records": same,

@@ -16,6 +16,11 @@ Finished examples are yielded in input order, each followed by a ``Checkpoint``:
 outcomes yielded so far plus ``Pipeline.in_flight()`` (the state of the examples still
 in progress, JSON) are a consistent point to resume from (``Pipeline.restore``).
 
+An input fed while the pipeline runs (a Ray worker's, which a driver fills chunk by
+chunk) may yield ``IDLE`` when it has no example *yet*: the pipeline goes on decoding
+what it has and asks again later, and ``outcomes`` returns only when the input is idle
+and nothing is in progress.
+
 An example with no span to rewrite but with spans to keep is paraphrased as a whole
 (e.g. NER with kept entities): each round takes the best new candidate that still
 contains the kept spans.
@@ -105,6 +110,17 @@ class Checkpoint:
 
 
 Outcome = Augmented | Rejection | Checkpoint
+
+
+class _Idle:
+    """The type of ``IDLE``."""
+
+    def __repr__(self) -> str:
+        return "IDLE"
+
+
+IDLE = _Idle()
+"""What an input yields when it has no example now but may have later (see the module docstring)."""
 
 
 def outcome_state(outcome: Augmented | Rejection) -> dict[str, Any]:
@@ -388,11 +404,13 @@ class Pipeline:
             if isinstance(outcome, Augmented):
                 yield outcome
 
-    def outcomes(self, examples: Iterable[Example], total: int | None = None) -> Iterator[Outcome]:
+    def outcomes(self, examples: Iterable[Example | _Idle], total: int | None = None) -> Iterator[Outcome]:
         """Augment ``examples`` (streamed): records and rejections in input order, checkpoints between.
 
-        After :meth:`restore`, the restored examples come first, then ``examples`` (which
-        should then start after the last example the checkpoint had read).
+        Each finished example's outcomes are followed by a ``Checkpoint`` that counts it;
+        a ``Checkpoint`` counting none may come between. After :meth:`restore`, the
+        restored examples come first, then ``examples`` (which should then start after
+        the last example the checkpoint had read). ``examples`` may yield ``IDLE``.
         """
         runs, self._restored = self._restored, {}
         self._runs = runs
@@ -414,23 +432,30 @@ class Pipeline:
                 example = next(source, None)
                 if example is None:
                     return False
+                if isinstance(example, _Idle):
+                    return True
                 runs[next_seq] = run = self._start(next_seq, example)
                 next_seq += 1
                 issue(run)
             return True
 
+        def checkpoint(count: int, last_id: str | None) -> Checkpoint:
+            return Checkpoint(count, last_id, len(runs), runs[max(runs)].example.id if runs else None)
+
         def finished_in_order() -> Iterator[Outcome]:
             nonlocal emit_from
-            count, last_id = 0, None
+            count = 0
             while emit_from in runs and self._finished(runs[emit_from]):
                 run = runs.pop(emit_from)
                 yield from run.outcomes
-                count, last_id, emit_from = count + 1, run.example.id, emit_from + 1
+                self.stats.examples += 1
+                count, emit_from = count + 1, emit_from + 1
+                yield checkpoint(1, run.example.id)
             if count:
-                self.stats.examples += count
                 message = f"{len(runs)} in progress"
                 self.progress(ProgressEvent("examples", self.stats.examples, total, message, self.stats.as_dict()))
-            yield Checkpoint(count, last_id, len(runs), runs[max(runs)].example.id if runs else None)
+            else:
+                yield checkpoint(0, None)
 
         queue = RequestQueue(refill)
         for run in runs.values():

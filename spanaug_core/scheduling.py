@@ -41,7 +41,9 @@ class RequestQueue:
     """Waiting requests ordered by key, refilled on demand; see the module docstring.
 
     ``refill(n)`` is called when fewer than ``n`` requests wait; it should ``put`` at least
-    one more if it can and return False once nothing more will ever come.
+    one more if it can and return False once nothing more will ever come. A refill that
+    puts nothing but returns True means "nothing now": ``take`` serves what waits and asks
+    again next time.
     """
 
     def __init__(self, refill: Callable[[int], bool] | None = None, window: int = 2) -> None:
@@ -61,8 +63,11 @@ class RequestQueue:
             return []
         want = n * self.window
         while len(self._heap) < want and not self._exhausted:
+            before = len(self._heap)
             if not self._refill(want - len(self._heap)):  # type: ignore[misc]
                 self._exhausted = True
+            elif len(self._heap) == before:
+                break
         if not self._heap:
             return []
         pool = heapq.nsmallest(min(want, len(self._heap)), self._heap)

@@ -2,9 +2,10 @@
 
 Each worker is an actor that builds the run's decoder, aligner and filters once (on the
 CPUs or GPU it reserved) and augments *chunks* of consecutive examples with the ordinary
-pipeline. The driver, the ``spanaug run`` process, reads the input only as fast as the
-workers take chunks, keeps every worker ``_DEPTH`` chunks deep so that none waits on it,
-and yields a chunk's outcomes once every earlier chunk's are out: records come in input
+pipeline, which runs on in the actor from one chunk to the next. The driver, the
+``spanaug run`` process, reads the input only as fast as the workers take chunks, keeps
+every worker ``_DEPTH`` chunks deep so that none waits on it (nor its decoder's batch
+drains at the end of a chunk), and yields a chunk's outcomes once every earlier chunk's are out: records come in input
 order, exactly as a local run writes them (the pipeline's per-example barrier makes what
 an example yields independent of which worker, batch or chunk it was in).
 
@@ -21,8 +22,11 @@ from __future__ import annotations
 import heapq
 import itertools
 import os
+import queue
 import socket
 import sys
+import threading
+from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -32,7 +36,7 @@ from pydantic import Field
 
 from spanaug_core.config import RunConfig
 from spanaug_core.errors import ConfigError, SpanaugError
-from spanaug_core.pipeline import Checkpoint, Outcome, Pipeline, Rejection, RunStats, outcome_from_state, outcome_state
+from spanaug_core.pipeline import IDLE, Checkpoint, Outcome, Pipeline, Rejection, RunStats, outcome_from_state, outcome_state
 from spanaug_core.plugins import Registry, validate_options
 from spanaug_core.protocols import ComponentConfig, ProgressCallback, ProgressEvent
 from spanaug_core.types import Augmented, Example
@@ -142,10 +146,24 @@ def _check_devices(engine: RayEngine.Config, config: RunConfig, registry: Regist
 
 
 class PipelineWorker:
-    """A Ray actor's state: one pipeline, built once, that augments the chunks sent to it."""
+    """A Ray actor's state: one pipeline, built once, fed chunk after chunk without draining between.
+
+    ``run(chunk)`` hands the chunk to the pipeline's own thread and waits for its outcomes.
+    The driver keeps ``_DEPTH`` chunks at a worker (the actor runs its methods on several
+    threads), so the next chunk's examples join the decoder's batch while the current
+    chunk's last spans finish: the pipeline reads ``IDLE`` only when no chunk is waiting.
+    A chunk's counts are the pipeline's counters since the previous chunk finished (their
+    sum is the worker's total, though work on the next chunk's first examples may be
+    counted with the previous chunk).
+    """
 
     def __init__(self) -> None:
         self.pipeline: Pipeline | None = None
+        self._inbox: queue.Queue[tuple[int, list[Example]]] = queue.Queue()
+        self._tickets = itertools.count()
+        self._done = threading.Condition()
+        self._results: dict[int, tuple[list[Augmented | Rejection], dict[str, Any]]] = {}
+        self._failure: BaseException | None = None
 
     def start(self, config: RunConfig, registry: Registry, threads: int) -> dict[str, Any]:
         """Build the pipeline (here, so a bad option or model fails as a task, with its own error)."""
@@ -154,6 +172,7 @@ class PipelineWorker:
         if "torch" in sys.modules:
             sys.modules["torch"].set_num_threads(threads)
         self.pipeline = Pipeline.from_config(config, registry)
+        threading.Thread(target=self._serve, name="spanaug-pipeline", daemon=True).start()
         import ray
 
         return {
@@ -165,11 +184,56 @@ class PipelineWorker:
         }
 
     def run(self, examples: list[Example]) -> tuple[list[Augmented | Rejection], dict[str, Any]]:
-        """The outcomes of ``examples`` in order, and the counts of this chunk alone."""
-        assert self.pipeline is not None, "start() first"
-        self.pipeline.stats = RunStats()
-        found = [o for o in self.pipeline.outcomes(examples) if not isinstance(o, Checkpoint)]
-        return found, self.pipeline.stats.as_dict()
+        """The outcomes of ``examples`` in order, and the counts that came with them."""
+        ticket = next(self._tickets)
+        self._inbox.put((ticket, examples))
+        with self._done:
+            self._done.wait_for(lambda: ticket in self._results or self._failure is not None)
+            if ticket in self._results:
+                return self._results.pop(ticket)
+            raise self._failure  # type: ignore[misc]
+
+    def _serve(self) -> None:
+        """The pipeline's thread: run while chunks come, sleep while none does."""
+        assert self.pipeline is not None
+        while True:
+            first = self._inbox.get()
+            open_chunks: deque[tuple[int, list[int], list[Augmented | Rejection]]] = deque()
+
+            def feed(item: tuple[int, list[Example]] | None = first) -> Iterator[Example | Any]:
+                while True:
+                    if item is None:
+                        try:
+                            item = self._inbox.get_nowait()
+                        except queue.Empty:
+                            yield IDLE
+                            continue
+                    ticket, examples = item
+                    open_chunks.append((ticket, [len(examples)], []))
+                    yield from examples
+                    item = None
+
+            try:
+                # Examples finish in input order, so the oldest open chunk owns what comes.
+                for outcome in self.pipeline.outcomes(feed()):
+                    if isinstance(outcome, Checkpoint) and not outcome.examples:
+                        continue
+                    ticket, left, found = open_chunks[0]
+                    if not isinstance(outcome, Checkpoint):
+                        found.append(outcome)
+                        continue
+                    left[0] -= outcome.examples
+                    if left[0] == 0:
+                        open_chunks.popleft()
+                        counts, self.pipeline.stats = self.pipeline.stats.as_dict(), RunStats()
+                        with self._done:
+                            self._results[ticket] = (found, counts)
+                            self._done.notify_all()
+            except BaseException as exc:  # the driver re-raises it, as a local run would
+                with self._done:
+                    self._failure = exc
+                    self._done.notify_all()
+                return
 
 
 @dataclass
@@ -231,7 +295,11 @@ class RayExecution:
         self.stats = RunStats()
         self.slots: list[_Slot] = []
         self._actor_class = ray.remote(
-            num_cpus=engine.cpus_per_worker, num_gpus=engine.gpus_per_worker, max_restarts=0, max_task_retries=0
+            num_cpus=engine.cpus_per_worker,
+            num_gpus=engine.gpus_per_worker,
+            max_restarts=0,
+            max_task_retries=0,
+            max_concurrency=_DEPTH + 1,  # the chunks it holds, and start()
         )(PipelineWorker)
         self._chunks: dict[int, _Chunk] = {}
         self._restored: list[_Chunk] = []
@@ -324,28 +392,32 @@ class RayExecution:
             return next_seq - 1
 
         def dispatch() -> None:
-            for slot in self.slots:
-                while slot.starting is None and len(slot.chunks) < _DEPTH:
-                    seq = next_chunk()
-                    if seq is None:
-                        return
-                    tasks[slot.actor.run.remote(chunks[seq].examples)] = (slot, seq)
-                    slot.chunks.add(seq)
+            # Every ready worker gets a first chunk before any gets a second.
+            for depth in range(1, _DEPTH + 1):
+                for slot in self.slots:
+                    if slot.starting is None and len(slot.chunks) < depth:
+                        seq = next_chunk()
+                        if seq is None:
+                            return
+                        tasks[slot.actor.run.remote(chunks[seq].examples)] = (slot, seq)
+                        slot.chunks.add(seq)
 
         def lost(slot: _Slot, exc: Exception) -> None:
             """A worker died: its chunks go back to the queue and a new worker takes its place."""
             for ref in [ref for ref, (owner, _) in tasks.items() if owner is slot]:
                 del tasks[ref]
-            for seq in sorted(slot.chunks):
-                chunk = chunks[seq]
+            held = [chunks[seq] for seq in sorted(slot.chunks)]
+            for chunk in held:
                 chunk.attempts += 1
-                if chunk.attempts > self.engine.max_retries:
-                    ids = f"{chunk.examples[0].id} .. {chunk.examples[-1].id}"
-                    raise SpanaugError(
-                        f"a ray worker died {chunk.attempts} times running examples {ids} (max_retries "
-                        f"{self.engine.max_retries}); they may need more memory than a worker has. Last: {_first_line(exc)}"
-                    )
-                heapq.heappush(waiting, seq)
+                heapq.heappush(waiting, chunk.seq)
+            # Which of the chunks it held killed it is unknown: they all count a death.
+            spent = [chunk for chunk in held if chunk.attempts > self.engine.max_retries]
+            if spent:
+                ids = f"{spent[0].examples[0].id} .. {spent[-1].examples[-1].id}"
+                raise SpanaugError(
+                    f"ray workers died {spent[0].attempts} times while holding examples {ids} (max_retries "
+                    f"{self.engine.max_retries}); they may need more memory than a worker has. Last: {_first_line(exc)}"
+                )
             slot.deaths += 1
             slot.strikes += 1
             if slot.strikes > self.engine.max_retries:

@@ -7,7 +7,7 @@ from doubles import DiffAligner, SynonymDecoder
 
 from spanaug_core import Example, Span
 from spanaug_core.config import PipelineSettings
-from spanaug_core.pipeline import Checkpoint, Pipeline, Rejection
+from spanaug_core.pipeline import IDLE, Checkpoint, Pipeline, Rejection
 from spanaug_expanders.inflect import InflectExpander
 from spanaug_filters.basic import MaxIterationFilter
 
@@ -136,9 +136,32 @@ def test_streaming_yields_in_input_order_with_checkpoints_and_stays_lazy() -> No
     assert consumed == [0, 1, 2, 3] and first.source_id == "ex0"
     rest = list(outcomes)
     marks = [o for o in rest if isinstance(o, Checkpoint) and o.examples]
-    assert [m.examples for m in marks] == [2, 2, 2, 1] and marks[-1].last_id == "ex6"
+    assert [(m.examples, m.last_id) for m in marks] == [(1, f"ex{i}") for i in range(7)]  # one per example
     assert [o.source_id for o in [first, *rest] if not isinstance(o, Checkpoint)] == [f"ex{i}" for i in range(7)]
     assert pipe.in_flight() == []
+
+
+def test_an_idle_input_is_asked_again_and_ends_the_stream_only_when_nothing_is_in_progress() -> None:
+    examples = [corroborate(i) for i in range(5)]
+    whole = [o for o in make(iterations=3, batch_size=2).outcomes(examples) if not isinstance(o, Checkpoint)]
+
+    def fed_late():  # the next chunk arrives while the first is still being decoded
+        yield from examples[:2]
+        yield IDLE
+        yield IDLE
+        yield from examples[2:]
+
+    got = [o for o in make(iterations=3, batch_size=2).outcomes(fed_late()) if not isinstance(o, Checkpoint)]
+    assert got == whole
+
+    def starved():  # no more chunks: the stream ends once the examples read are done
+        yield from examples[:2]
+        while True:
+            yield IDLE
+
+    pipe = make(iterations=3, batch_size=2)
+    got = [o for o in pipe.outcomes(starved()) if not isinstance(o, Checkpoint)]
+    assert got == [o for o in whole if o.source_id in ("ex0", "ex1")] and pipe.in_flight() == []
 
 
 def test_in_flight_state_restores_to_the_same_outcomes() -> None:

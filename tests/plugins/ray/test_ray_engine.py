@@ -112,7 +112,7 @@ def test_a_worker_killed_mid_run_loses_nothing_and_writes_nothing_twice(cluster,
 
     from spanaug_ray.engine import RayEngine
 
-    config = load_run_config(None, flags_for(tmp_path, "out", **{"decoder.delay_s": 0.05}))
+    config = load_run_config(None, flags_for(tmp_path, "out", **{"decoder.delay_s": 0.2}))
     examples = [Example.model_validate_json(line) for line in Path(config.input).read_text().splitlines()]
     engine = RayEngine(RayEngine.Config(workers=2, chunk_size=1))
     got: list[Augmented] = []
@@ -138,7 +138,7 @@ def test_a_worker_process_that_dies_has_its_chunk_rerun(cluster, local_run, tmp_
 def test_a_chunk_that_keeps_killing_workers_fails_the_run(cluster, tmp_path) -> None:
     more = {"decoder.die_on": "date", "decoder.die_times": 99, "engine.max_retries": 1}
     flags = flags_for(tmp_path, "out", n=4, **ray_flags(), **more)  # only s2 has "date"
-    with pytest.raises(SpanaugError, match="died 2 times running examples s2 .. s3"):
+    with pytest.raises(SpanaugError, match="died 2 times while holding examples s2 .. s3"):
         execute(load_run_config(None, flags), registry=make_registry())
     assert json.loads((tmp_path / "out" / "manifest.json").read_text())["status"] == "failed"
 
