@@ -84,6 +84,12 @@ def _drive(config: RunConfig, reader: Any, execution: Execution, resume: bool) -
     store = RunStore(config.output, config)
     committed = store.open(resume)
     store.describe_engine({"name": config.engine.name, **execution.resources()})
+
+    def commit(in_flight: list[dict[str, Any]], pending: int = 0, last_read_id: str | None = None) -> None:
+        # Workers may join while the run goes on: the manifest says who ran it so far.
+        store.describe_engine({"name": config.engine.name, **execution.resources()})
+        store.commit(done, last_id, execution.stats.as_dict(), in_flight, pending, last_read_id)
+
     if committed.get("counts"):
         execution.stats.restore(committed["counts"])
     execution.restore(committed.get("in_flight", []))
@@ -102,11 +108,10 @@ def _drive(config: RunConfig, reader: Any, execution: Execution, resume: bool) -
                 done += outcome.examples
                 last_id = outcome.last_id or last_id
                 if store.due():
-                    counts = execution.stats.as_dict()
-                    store.commit(done, last_id, counts, execution.in_flight(), outcome.pending, outcome.last_read_id)
+                    commit(execution.in_flight(), outcome.pending, outcome.last_read_id)
             else:
                 store.write(outcome)
-        store.commit(done, last_id, execution.stats.as_dict(), [])
+        commit([])
     except KeyboardInterrupt:
         store.finish("interrupted", execution.stats.as_dict())
         raise

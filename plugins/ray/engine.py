@@ -306,20 +306,28 @@ class RayExecution:
 
     # -- workers ----------------------------------------------------------------------
     def start_workers(self) -> None:
-        """Create the worker actors and wait until every pipeline is built (errors surface here)."""
+        """Create the worker actors and wait until one pipeline is built (its errors surface here).
+
+        The others join the run as they start: a cluster that cannot place them all yet
+        (busy, or still scaling up) runs on those it can.
+        """
         for index in range(self._worker_count()):
             slot = _Slot(index)
             self.slots.append(slot)
             self._launch(slot)
-        for slot in self.slots:
-            try:
-                self._started(slot)
-            except self.ray.exceptions.RayActorError as exc:
-                raise SpanaugError(f"ray worker {slot.index} died while building the pipeline: {_first_line(exc)}") from None
+        starting = {slot.starting: slot for slot in self.slots}
+        while True:
+            ready, _ = self.ray.wait(list(starting), num_returns=1, timeout=_WAIT_S)
+            if ready:
+                break
+            self.progress(ProgressEvent("examples", 0, None, "waiting for the cluster to place a worker"))
+        slot = starting[ready[0]]
+        try:
+            self._started(slot)
+        except self.ray.exceptions.RayActorError as exc:
+            raise SpanaugError(f"ray worker {slot.index} died while building the pipeline: {_first_line(exc)}") from None
 
     def _worker_count(self) -> int:
-        if self.engine.workers is not None:
-            return self.engine.workers
         resources = self.ray.cluster_resources()
         if self.engine.gpus_per_worker > 0:
             fit, unit = resources.get("GPU", 0) / self.engine.gpus_per_worker, "GPUs"
@@ -327,7 +335,7 @@ class RayExecution:
             fit, unit = resources.get("CPU", 0) / self.engine.cpus_per_worker, "CPUs"
         if fit < 1:
             raise ConfigError(f"the Ray cluster has too few {unit} for one worker ({resources}); lower the per-worker reservation")
-        return int(fit)
+        return self.engine.workers if self.engine.workers is not None else int(fit)
 
     def _launch(self, slot: _Slot) -> None:
         threads = max(1, int(self.engine.cpus_per_worker))
@@ -357,7 +365,7 @@ class RayExecution:
             "workers": len(self.slots),
             "cpus_per_worker": self.engine.cpus_per_worker,
             "gpus_per_worker": self.engine.gpus_per_worker,
-            "devices": [slot.info for slot in self.slots],
+            "devices": [slot.info for slot in self.slots if slot.info],
         }
 
     # -- the stream -------------------------------------------------------------------

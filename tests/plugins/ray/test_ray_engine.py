@@ -102,9 +102,18 @@ def test_ray_writes_exactly_what_a_local_run_writes(cluster, local_run, tmp_path
     for key in ("examples", "jobs", "accepted", "rejected", "stopped", "candidates"):
         assert manifest["counts"][key] == local["counts"][key], key
     engine = manifest["engine"]
-    assert engine["name"] == "ray" and engine["workers"] == 2 and len(engine["devices"]) == 2
-    assert {d["host"] for d in engine["devices"]} and all(d["gpus"] == [] for d in engine["devices"])
+    # The run starts once one worker is up; the other joins when it is (the run may end first).
+    assert engine["name"] == "ray" and engine["workers"] == 2 and 1 <= len(engine["devices"]) <= 2
+    assert all(d["host"] and d["gpus"] == [] and d["threads"] == 1 for d in engine["devices"])
     assert local["engine"] == {"name": "local", "workers": 1, "devices": [{}]}
+
+
+def test_more_workers_than_the_cluster_holds_run_on_those_it_can_place(cluster, local_run, tmp_path) -> None:
+    flags = flags_for(tmp_path, "out", **ray_flags(**{"engine.workers": 3}))  # 3 x 1 CPU on a 2-CPU cluster
+    execute(load_run_config(None, flags), registry=make_registry())
+    assert files(tmp_path / "out") == files(local_run)
+    engine = json.loads((tmp_path / "out" / "manifest.json").read_text())["engine"]
+    assert engine["workers"] == 3 and 1 <= len(engine["devices"]) <= 2
 
 
 def test_a_worker_killed_mid_run_loses_nothing_and_writes_nothing_twice(cluster, local_run, tmp_path) -> None:
@@ -138,7 +147,8 @@ def test_a_worker_process_that_dies_has_its_chunk_rerun(cluster, local_run, tmp_
 def test_a_chunk_that_keeps_killing_workers_fails_the_run(cluster, tmp_path) -> None:
     more = {"decoder.die_on": "date", "decoder.die_times": 99, "engine.max_retries": 1}
     flags = flags_for(tmp_path, "out", n=4, **ray_flags(), **more)  # only s2 has "date"
-    with pytest.raises(SpanaugError, match="died 2 times while holding examples s2 .. s3"):
+    # The examples named are those the dying workers held: s2's chunk, with s0's if it was there too.
+    with pytest.raises(SpanaugError, match=r"died 2 times while holding examples (s0|s2) \.\. s3"):
         execute(load_run_config(None, flags), registry=make_registry())
     assert json.loads((tmp_path / "out" / "manifest.json").read_text())["status"] == "failed"
 
