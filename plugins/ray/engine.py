@@ -48,6 +48,8 @@ _LOCAL_ONLY_ENV = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
 _DEPTH = 2
 # How long the driver waits for news before it reports that it is still waiting.
 _WAIT_S = 30.0
+# How long a cluster address may take to accept a connection.
+_CONNECT_S = 10.0
 
 
 class RayEngine:
@@ -111,6 +113,8 @@ def _import_ray(local: bool) -> Any:
 
 def _connect(ray: Any, address: str | None, runtime_env: dict[str, Any] | None) -> bool:
     """Join (or start) a cluster unless this process already did; True when this call did."""
+    if address is not None:
+        _check_reachable(address)
     if ray.is_initialized():
         return False
     options: dict[str, Any] = {"logging_level": "WARNING", "log_to_driver": False, "runtime_env": runtime_env}
@@ -122,6 +126,20 @@ def _connect(ray: Any, address: str | None, runtime_env: dict[str, Any] | None) 
         where = f"the Ray cluster at {address}" if address else "a local Ray cluster"
         raise ConfigError(f"could not connect to {where}: {exc}") from None
     return True
+
+
+def _check_reachable(address: str) -> None:
+    """Refuse at once an address where nothing listens (``ray.init`` would retry without end)."""
+    host, sep, port = address.removeprefix("ray://").rpartition(":")
+    if address == "auto" or not sep or not port.isdigit():
+        return
+    try:
+        socket.create_connection((host, int(port)), timeout=_CONNECT_S).close()
+    except OSError as exc:
+        raise ConfigError(
+            f"no Ray cluster answers at {address} ({exc.strerror or exc}); start one with `ray start --head` "
+            "and pass the address it prints, or leave --ray-address out to start one on this machine"
+        ) from None
 
 
 def _check_devices(engine: RayEngine.Config, config: RunConfig, registry: Registry) -> None:

@@ -244,3 +244,17 @@ def test_gpus_reserved_for_nothing_and_cuda_without_a_gpu_are_refused(tmp_path) 
     with pytest.raises(ConfigError, match="decoder.device=cuda on the ray engine needs a GPU per worker"):
         execute(load_run_config(None, flags), registry=registry)
     assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()  # refused before any output
+
+
+def test_an_address_where_no_cluster_listens_is_refused_at_once(tmp_path) -> None:
+    pytest.importorskip("ray.exceptions", reason="ray is not installed (pip install -e '.[ray]')")
+    import socket
+
+    with socket.socket() as probe:  # a port that was free a moment ago: nothing listens there
+        probe.bind(("127.0.0.1", 0))
+        address = f"127.0.0.1:{probe.getsockname()[1]}"
+    flags = flags_for(tmp_path, "out", **ray_flags(**{"engine.address": address}))
+    started = time.monotonic()
+    with pytest.raises(ConfigError, match=f"no Ray cluster answers at {address}"):
+        execute(load_run_config(None, flags), registry=make_registry())
+    assert time.monotonic() - started < 15 and not (tmp_path / "out").exists()
