@@ -123,6 +123,11 @@ IDLE = _Idle()
 """What an input yields when it has no example now but may have later (see the module docstring)."""
 
 
+def devices(configs: dict[str, Any]) -> dict[str, str]:
+    """Per component kind, the ``device`` option of its config, for those that have one."""
+    return {kind: str(cfg.device) for kind, cfg in configs.items() if getattr(cfg, "device", None) is not None}
+
+
 def outcome_state(outcome: Augmented | Rejection) -> dict[str, Any]:
     """A record or rejection as checkpoint JSON (``outcome_from_state`` reads it back)."""
     if isinstance(outcome, Augmented):
@@ -495,12 +500,7 @@ class Pipeline:
 
     def devices(self) -> dict[str, str]:
         """The torch device of each component that has one (``decoder.device=cuda``...)."""
-        found = {}
-        for kind, component in (("decoder", self.decoder), ("aligner", self.aligner)):
-            device = getattr(getattr(component, "config", None), "device", None)
-            if device is not None:
-                found[kind] = str(device)
-        return found
+        return devices({kind: getattr(c, "config", None) for kind, c in (("decoder", self.decoder), ("aligner", self.aligner))})
 
     # -- one example ------------------------------------------------------------------
     def _start(self, seq: int, example: Example) -> _ExampleRun:

@@ -36,7 +36,17 @@ from pydantic import Field
 
 from spanaug_core.config import RunConfig
 from spanaug_core.errors import ConfigError, SpanaugError
-from spanaug_core.pipeline import IDLE, Checkpoint, Outcome, Pipeline, Rejection, RunStats, outcome_from_state, outcome_state
+from spanaug_core.pipeline import (
+    IDLE,
+    Checkpoint,
+    Outcome,
+    Pipeline,
+    Rejection,
+    RunStats,
+    devices,
+    outcome_from_state,
+    outcome_state,
+)
 from spanaug_core.plugins import Registry, validate_options
 from spanaug_core.protocols import ComponentConfig, ProgressCallback, ProgressEvent
 from spanaug_core.types import Augmented, Example
@@ -144,13 +154,11 @@ def _check_reachable(address: str) -> None:
 
 def _check_devices(engine: RayEngine.Config, config: RunConfig, registry: Registry) -> None:
     """Refuse GPUs reserved for nothing, and CUDA components on workers that reserve no GPU."""
-    devices = {}
-    for kind, spec in (("decoder", config.decoder), ("aligner", config.aligner)):
-        options = validate_options(registry.get(kind, spec.name), spec.options, kind)
-        device = getattr(options, "device", None)
-        if device is not None:
-            devices[kind] = str(device)
-    on_gpu = [f"{kind}.device={d}" for kind, d in devices.items() if d.startswith("cuda")]
+    configs = {
+        kind: validate_options(registry.get(kind, spec.name), spec.options, kind)
+        for kind, spec in (("decoder", config.decoder), ("aligner", config.aligner))
+    }
+    on_gpu = [f"{kind}.device={d}" for kind, d in devices(configs).items() if d.startswith("cuda")]
     if engine.gpus_per_worker > 0 and not on_gpu:
         raise ConfigError(
             f"--gpus-per-worker {engine.gpus_per_worker:g} reserves GPUs that no component uses: "
