@@ -1,7 +1,7 @@
 """The ``spanaug`` command: core sub-commands plus whatever plugins add.
 
-The core owns ``run``, ``list`` and ``convert``, and ``train --trainer NAME`` (any
-registered trainer); ``train`` and ``eval`` are also groups that plugins fill
+The core owns ``run``, ``list``, ``models`` and ``convert``, and ``train --trainer NAME``
+(any registered trainer); ``train`` and ``eval`` are also groups that plugins fill
 (``spanaug train aligner``, ``spanaug eval framenet-lus``). Plugins add
 commands through the ``register_commands(cli)`` hook. A ``SpanaugError`` becomes one red
 line and exit status 2; set ``SPANAUG_DEBUG=1`` to see tracebacks instead.
@@ -26,47 +26,35 @@ def cli() -> None:
     """Grow span-labeled datasets by iterative constrained paraphrasing and span alignment."""
 
 
-_RUN_FLAGS = {
-    "dataset": "dataset.name",
-    "input_path": "input",
-    "decoder": "decoder.name",
-    "model": "decoder.model",
-    "aligner": "aligner.name",
-    "expander": "expander.name",
-    "iterations": "iterations",
-    "beam": "decoder.beam_size",
-    "top_m": "top_m",
-    "batch_size": "batch_size",
-    "output": "output",
-    "limit": "limit",
-    "engine": "engine.name",
-    "ray_address": "engine.address",
-    "workers": "engine.workers",
-    "cpus_per_worker": "engine.cpus_per_worker",
-    "gpus_per_worker": "engine.gpus_per_worker",
-}
+class SettingOption(click.Option):
+    """A shortcut flag that sets one run setting (generated, see spanaug_core.flags)."""
+
+    def __init__(self, names: tuple[str, ...], setting: str, value_type: type, help: str) -> None:
+        dest = setting.replace(".", "__")
+        if value_type is bool:
+            long = names[0].removeprefix("--")
+            super().__init__([f"{names[0]}/--no-{long}", *names[1:], dest], default=None, help=help)
+        else:
+            click_type = click.Path(path_type=Path) if value_type is Path else value_type
+            super().__init__([*names, dest], type=click_type, metavar=setting.rsplit(".", 1)[-1].upper(), help=help)
+        self.setting = setting
 
 
-@cli.command("run")
-@click.option("--dataset", help="dataset reader  [default: framenet]")
-@click.option("--input", "input_path", type=click.Path(path_type=Path), help="dataset file or folder (default: the dataset's own sample)")
-@click.option("--decoder", help="constrained decoder  [default: vdba]")
-@click.option("--model", help="paraphrase model: a preset name or a local path (sets decoder.model)")
-@click.option("--aligner", help="span aligner  [default: bert-span]")
-@click.option("--expander", help="constraint expander  [default: inflect]")
-@click.option("--iterations", type=int, help="rounds of paraphrase + align per span  [default: 10]")
-@click.option("--beam", type=int, help="beam size (sets decoder.beam_size)  [default: 10]")
-@click.option("--top-m", "top_m", type=int, help="candidates the aligner scores per round  [default: 20]")
-@click.option("--batch-size", "batch_size", type=int, help="sentences per call of a decoder that cannot stream (vdba keeps decoder.batch_size full)  [default: 16]")
+class RunCommand(click.Command):
+    """``spanaug run``: its shortcut flags come from the settings that declare one, on first use."""
+
+    def get_params(self, ctx: click.Context) -> list[click.Parameter]:
+        if not any(isinstance(p, SettingOption) for p in self.params):
+            from spanaug_core.flags import run_flags
+            from spanaug_core.plugins import default_registry
+
+            generated = [SettingOption(f.names, f.setting, f.type, f.help) for f in run_flags(default_registry())]
+            self.params[:0] = generated
+        return super().get_params(ctx)
+
+
+@cli.command("run", cls=RunCommand)
 @click.option("--filter", "filters", multiple=True, metavar="NAME", help="keep only records this filter accepts (repeatable; all must accept)")
-@click.option("--chain", is_flag=True, default=None, help="paraphrase the previous output instead of the original")
-@click.option("--limit", type=int, help="augment only the first N examples")
-@click.option("--output", "-o", type=click.Path(path_type=Path), help="output folder  [default: out]")
-@click.option("--engine", help="where the pipeline runs: local (this process) or ray (docs/scale.md)  [default: local]")
-@click.option("--ray-address", "ray_address", metavar="ADDR", help="ray: join this cluster (HOST:PORT, ray://HOST:10001, auto) instead of starting one here")
-@click.option("--workers", type=int, help="ray: worker actors (default: as many as the cluster's CPUs, or GPUs, hold)")
-@click.option("--cpus-per-worker", "cpus_per_worker", type=float, help="ray: CPUs each worker reserves and uses  [default: 1]")
-@click.option("--gpus-per-worker", "gpus_per_worker", type=float, help="ray: GPUs each worker reserves (with --set decoder.device=cuda)")
 @click.option("--resume", is_flag=True, help="continue an interrupted run in --output")
 @click.option("--config", "config_file", type=click.Path(path_type=Path), help="run config file (.toml, .yaml)")
 @click.option("--set", "assignments", multiple=True, metavar="KEY=VALUE", help="override any setting, e.g. decoder.beam_size=8 or aligner.threshold=0.4")
@@ -75,7 +63,6 @@ def run_command(
     config_file: Path | None,
     assignments: tuple[str, ...],
     filters: tuple[str, ...],
-    chain: bool | None,
     resume: bool,
     progress: bool | None,
     **flags: object,
@@ -91,11 +78,10 @@ def run_command(
     from spanaug_core.console import progress_callback
     from spanaug_core.run import execute
 
-    dotted = {_RUN_FLAGS[k]: v for k, v in flags.items()}
+    settings = {p.name: p.setting for p in click.get_current_context().command.params if isinstance(p, SettingOption)}
+    dotted = {settings[k]: v for k, v in flags.items()}
     if filters:
         dotted["filters"] = list(filters)
-    if chain is not None:
-        dotted["chain"] = chain
     config = load_run_config(config_file, dotted, assignments)
     try:
         with progress_callback("examples", enabled=progress) as on_progress:
@@ -154,6 +140,44 @@ def _option_lines(config: type) -> list[str]:
         extra = f" - {info.description}" if info.description else ""
         lines.append(f"{field_name}: {type_name} = {default}{extra}")
     return lines or ["(no options)"]
+
+
+@cli.group("models")
+def models_group() -> None:
+    """List, fetch and locate model presets (cached under $SPANAUG_HOME, default ~/.cache/spanaug)."""
+
+
+@models_group.command("list")
+def models_list() -> None:
+    """Show every preset the plugins register, its source and whether it is cached."""
+    from rich.table import Table
+
+    from spanaug_core.plugins import default_registry
+
+    table = Table("preset", "role", "cached", "source", "description")
+    for preset in default_registry().presets().values():
+        table.add_row(preset.name, preset.role, "yes" if preset.cached() else "no", preset.sources, preset.description)
+    out_console.print(table)
+
+
+@models_group.command("fetch")
+@click.argument("name")
+def models_fetch(name: str) -> None:
+    """Fetch a preset into the cache (sha256 verified) and print its path."""
+    from spanaug_core.console import progress_callback
+    from spanaug_core.plugins import default_registry
+
+    preset = default_registry().preset(name)
+    with progress_callback(unit="packages") as progress:
+        path = preset.fetch(progress)
+    click.echo(str(path))
+
+
+@models_group.command("path")
+@click.argument("name")
+def models_path(name: str) -> None:
+    """Print a preset's cached path, fetching it first if needed."""
+    models_fetch.callback(name)  # type: ignore[misc]
 
 
 EXISTING_PATH = click.Path(exists=True, path_type=Path)

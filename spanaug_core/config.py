@@ -24,6 +24,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from spanaug_core.errors import ConfigError
+from spanaug_core.flags import flag
 
 
 class ComponentSpec(BaseModel):
@@ -43,9 +44,11 @@ class PipelineSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    iterations: int = Field(default=10, ge=1, description="paraphrase-align rounds per span")
-    top_m: int = Field(default=20, ge=1, description="candidates of the n-best list the aligner scores")
-    chain: bool = Field(default=False, description="paraphrase the previous output instead of the original")
+    iterations: int = Field(default=10, ge=1, description="rounds of paraphrase + align per span", json_schema_extra=flag("--iterations"))
+    top_m: int = Field(default=20, ge=1, description="candidates the aligner scores per round", json_schema_extra=flag("--top-m"))
+    chain: bool = Field(
+        default=False, description="paraphrase the previous output instead of the original", json_schema_extra=flag("--chain")
+    )
     rewrite_roles: list[str] = Field(default=["target"], description="span roles that are rewritten")
     keep_roles: list[str] = Field(default=["argument", "entity"], description="span roles carried into the paraphrase")
     keep: Literal["include", "align", "drop"] = Field(
@@ -54,24 +57,31 @@ class PipelineSettings(BaseModel):
         "align = no constraint, located by the aligner; drop = not carried",
     )
     batch_size: int = Field(
-        default=16, ge=1, description="sentences per decode call, for decoders that cannot stream (vdba keeps its own batch_size full)"
+        default=16,
+        ge=1,
+        description="sentences per call of a decoder that cannot stream (vdba keeps decoder.batch_size full)",
+        json_schema_extra=flag("--batch-size"),
     )
 
 
 class RunConfig(PipelineSettings):
     """Everything ``spanaug run`` needs; the embedded defaults are the main job."""
 
-    dataset: ComponentSpec = ComponentSpec(name="framenet")
-    input: Path | None = Field(default=None, description="dataset file or folder (None: the dataset's default)")
-    limit: int | None = Field(default=None, ge=1, description="augment only the first N examples")
-    expander: ComponentSpec = ComponentSpec(name="inflect")
-    decoder: ComponentSpec = ComponentSpec(name="vdba")
-    aligner: ComponentSpec = ComponentSpec(name="bert-span")
+    dataset: ComponentSpec = Field(default=ComponentSpec(name="framenet"), description="dataset reader", json_schema_extra=flag("--dataset"))
+    input: Path | None = Field(
+        default=None, description="dataset file or folder (default: the dataset's own sample)", json_schema_extra=flag("--input")
+    )
+    limit: int | None = Field(default=None, ge=1, description="augment only the first N examples", json_schema_extra=flag("--limit"))
+    expander: ComponentSpec = Field(default=ComponentSpec(name="inflect"), description="constraint expander", json_schema_extra=flag("--expander"))
+    decoder: ComponentSpec = Field(default=ComponentSpec(name="vdba"), description="constrained decoder", json_schema_extra=flag("--decoder"))
+    aligner: ComponentSpec = Field(default=ComponentSpec(name="bert-span"), description="span aligner", json_schema_extra=flag("--aligner"))
     filters: list[ComponentSpec] = Field(default_factory=list, description="all must accept a record")
     engine: ComponentSpec = Field(
-        default=ComponentSpec(name="local"), description="where the pipeline runs: local (this process) or ray (a cluster)"
+        default=ComponentSpec(name="local"),
+        description="where the pipeline runs: local (this process) or ray (docs/scale.md)",
+        json_schema_extra=flag("--engine"),
     )
-    output: Path = Field(default=Path("out"), description="output folder")
+    output: Path = Field(default=Path("out"), description="output folder", json_schema_extra=flag("--output", "-o"))
     write_rejected: bool = Field(default=True, description="also write rejected.jsonl")
     commit_every_s: float = Field(
         default=30.0, ge=0, description="make the output resumable at least this often, in seconds (a kill loses at most this much finished work)"

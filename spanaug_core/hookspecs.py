@@ -2,7 +2,8 @@
 
 Each ``register_<kind>s`` hook receives a ``register(cls)`` callable and calls it once per
 component class; the registry records which plugin registered what, so a name taken
-twice is reported with both plugins. ``register_commands`` receives the click group of
+twice is reported with both plugins. ``register_models`` registers model presets the
+same way (``spanaug models`` lists them). ``register_commands`` receives the click group of
 the ``spanaug`` command and may add sub-commands to it.
 """
 
@@ -53,6 +54,15 @@ def register_trainers(register: Register) -> None:
 @hookspec
 def register_engines(register: Register) -> None:
     """Register execution engines (where a run's pipeline runs: this process, a cluster)."""
+
+
+@hookspec
+def register_models(register: Callable[[Any], None]) -> None:
+    """Register model presets: ``register(preset)``, a ``ModelPreset`` (e.g. ``spanaug_shared.models.Preset``).
+
+    A plugin registers the presets its components can load; two plugins may register the
+    same preset (equal values), as the users of the shared encoder do with its default.
+    """
 
 
 @hookspec

@@ -302,6 +302,79 @@ class _Choice:
     kept: list[tuple[int, Span]]
 
 
+def locate_kept(
+    attempt: _Attempt, rank: int, target_span: tuple[int, int] | None, keep: str
+) -> tuple[list[tuple[int, Span]], float] | None:
+    """Where each kept span is in candidate ``rank`` (and the weakest score), or None if one is lost.
+
+    ``keep="align"`` takes the aligner's answers; otherwise a kept span must appear word
+    for word (case folded if need be), clear of the target and of the other kept spans.
+    """
+    job, cand = attempt.job, attempt.nbest[rank]
+    taken: list[tuple[int, int]] = [target_span] if target_span else []
+    located: list[tuple[int, Span]] = []
+    weakest = 1.0
+    for idx, sp in job.kept:
+        if keep == "align":
+            found = attempt.kept[(rank, idx)]
+            where, score = found.span, found.score
+            if where is not None and any(_overlaps(where, t) for t in taken):
+                where = None
+        else:
+            phrase = job.tokens[sp.start : sp.end]
+            where, score = None, 1.0
+            for fold in (False, True):
+                where = next((m for m in find_all(cand.tokens, phrase, case_sensitive=not fold) if not any(_overlaps(m, t) for t in taken)), None)
+                if where is not None:
+                    break
+        if where is None:
+            return None
+        taken.append(where)
+        located.append((idx, sp.moved(*where)))
+        weakest = min(weakest, score)
+    return located, weakest
+
+def choose(attempt: _Attempt, keep: str) -> tuple[_Choice | None, str]:
+    """The candidate an attempt keeps, or None and the reason its job stops (a pure function).
+
+    A span job keeps the candidate whose target alignment scores best (ties: the decoder's
+    score) among those that keep every kept span; a whole-sentence job keeps the decoder's
+    best candidate not produced before.
+    """
+    job = attempt.job
+    if not attempt.nbest:
+        return None, "no-candidates"
+    best: _Choice | None = None
+    aligned_any = False
+    for rank, cand in enumerate(attempt.nbest):
+        if job.span is None:
+            if cand.text in attempt.run.seen:
+                continue
+            span, score = None, 1.0
+        else:
+            found = attempt.target[rank]
+            if found is None or found.span is None:
+                continue
+            aligned_any = True
+            span, score = found.span, found.score
+        located = locate_kept(attempt, rank, span, keep)
+        if located is None:
+            continue
+        kept, kept_score = located
+        if job.span is None:
+            score = kept_score
+        choice = _Choice(cand, rank, span, score, kept)
+        if best is None or (choice.score, cand.score) > (best.score, best.candidate.score):
+            best = choice
+        if job.span is None:
+            break  # whole-sentence jobs take the decoder's best new candidate
+    if best is not None:
+        return best, ""
+    if job.span is None:
+        return None, "no-new-candidates"
+    return None, "kept-spans-lost" if aligned_any else "no-alignment"
+
+
 def first_rejection(filters: Sequence[Filter], record: Augmented, context: FilterContext) -> str | None:
     """Why the first filter that drops ``record`` drops it, as ``"<filter>: <why>"``; None when every filter keeps it."""
     for flt in filters:
@@ -593,73 +666,10 @@ class Pipeline:
             else:
                 attempt.kept[(rank, idx)] = found
 
-    def _locate_kept(
-        self, attempt: _Attempt, rank: int, target_span: tuple[int, int] | None
-    ) -> tuple[list[tuple[int, Span]], float] | None:
-        """Where each kept span is in candidate ``rank`` (and the weakest score), or None if one is lost."""
-        job, cand = attempt.job, attempt.nbest[rank]
-        taken: list[tuple[int, int]] = [target_span] if target_span else []
-        located: list[tuple[int, Span]] = []
-        weakest = 1.0
-        for idx, sp in job.kept:
-            if self.settings.keep == "align":
-                found = attempt.kept[(rank, idx)]
-                where, score = found.span, found.score
-                if where is not None and any(_overlaps(where, t) for t in taken):
-                    where = None
-            else:
-                phrase = job.tokens[sp.start : sp.end]
-                where, score = None, 1.0
-                for fold in (False, True):
-                    where = next((m for m in find_all(cand.tokens, phrase, case_sensitive=not fold) if not any(_overlaps(m, t) for t in taken)), None)
-                    if where is not None:
-                        break
-            if where is None:
-                return None
-            taken.append(where)
-            located.append((idx, sp.moved(*where)))
-            weakest = min(weakest, score)
-        return located, weakest
-
-    def _choose(self, attempt: _Attempt) -> tuple[_Choice | None, str]:
-        """The candidate to keep, or None and the reason the job stops."""
-        job = attempt.job
-        if not attempt.nbest:
-            return None, "no-candidates"
-        best: _Choice | None = None
-        aligned_any = False
-        for rank, cand in enumerate(attempt.nbest):
-            if job.span is None:
-                if cand.text in attempt.run.seen:
-                    continue
-                span, score = None, 1.0
-            else:
-                found = attempt.target[rank]
-                if found is None or found.span is None:
-                    continue
-                aligned_any = True
-                span, score = found.span, found.score
-            located = self._locate_kept(attempt, rank, span)
-            if located is None:
-                continue
-            kept, kept_score = located
-            if job.span is None:
-                score = kept_score
-            choice = _Choice(cand, rank, span, score, kept)
-            if best is None or (choice.score, cand.score) > (best.score, best.candidate.score):
-                best = choice
-            if job.span is None:
-                break  # whole-sentence jobs take the decoder's best new candidate
-        if best is not None:
-            return best, ""
-        if job.span is None:
-            return None, "no-new-candidates"
-        return None, "kept-spans-lost" if aligned_any else "no-alignment"
-
     def _advance(self, attempt: _Attempt) -> list[Augmented | Rejection]:
         """The outcomes of one attempt; updates the job (avoid set, stop, chained sentence)."""
         job, example = attempt.job, attempt.run.example
-        choice, why = self._choose(attempt)
+        choice, why = choose(attempt, self.settings.keep)
         if choice is None:
             job.stopped = why
             self.stats.stopped[why] += 1

@@ -22,7 +22,7 @@ from pydantic import ValidationError
 
 from spanaug_core import hookspecs
 from spanaug_core.errors import ConfigError, DuplicateComponentError, SpanaugError, UnknownComponentError
-from spanaug_core.protocols import KINDS, PROTOCOLS, ComponentConfig, describe
+from spanaug_core.protocols import KINDS, PROTOCOLS, ComponentConfig, ModelPreset, describe
 
 ENTRY_POINT_GROUP = "spanaug"
 LOAD_ENV = "SPANAUG_LOAD_PLUGINS"
@@ -75,6 +75,7 @@ class Registry:
         self.pm = pluggy.PluginManager(hookspecs.PROJECT)
         self.pm.add_hookspecs(hookspecs)
         self._components: dict[str, dict[str, Registered]] | None = None
+        self._presets: dict[str, tuple[ModelPreset, str]] | None = None
         self._entry_points = entry_points
         if only is None and os.environ.get(LOAD_ENV, "").strip():
             only = [n.strip() for n in os.environ[LOAD_ENV].split(",") if n.strip()]
@@ -90,6 +91,7 @@ class Registry:
         self.pm.register(plugin, name=name)
         self._added.append((plugin, name))
         self._components = None
+        self._presets = None
 
     def __reduce__(self) -> tuple[Any, ...]:
         # A registry travels to another process (a Ray worker) as the recipe that rebuilds
@@ -171,6 +173,38 @@ class Registry:
         """Build a component from its registered name (or its class) and options."""
         cls = self.get(kind, name) if isinstance(name, str) else name
         return build(cls, config, kind=_kind(kind), **options)
+
+    # -- model presets ---------------------------------------------------------------
+    def presets(self) -> dict[str, ModelPreset]:
+        """Every model preset the plugins registered, by name (in registration order)."""
+        if self._presets is None:
+            self._load_entry_points()
+            found: dict[str, tuple[ModelPreset, str]] = {}
+            for impl in self.pm.hook.register_models.get_hookimpls():
+                def register(preset: Any, _plugin: str = impl.plugin_name) -> None:
+                    if not isinstance(preset, ModelPreset):
+                        raise SpanaugError(
+                            f"plugin '{_plugin}' registered {preset!r} as a model preset; expected name, description, "
+                            "role, sources, cached() and fetch(progress) (spanaug_shared.models.Preset has them)"
+                        )
+                    known = found.get(preset.name)
+                    if known is not None and known[0] != preset:
+                        raise DuplicateComponentError(
+                            f"model preset '{preset.name}' is registered twice, differently: by plugin '{known[1]}' "
+                            f"and by plugin '{_plugin}'; uninstall one or restrict {LOAD_ENV}"
+                        )
+                    found.setdefault(preset.name, (preset, _plugin))
+
+                _call_plugin(impl, register, "register its model presets")
+            self._presets = found
+        return {name: preset for name, (preset, _) in self._presets.items()}
+
+    def preset(self, name: str) -> ModelPreset:
+        """The preset registered as ``name``; an unknown name lists the known ones."""
+        found = self.presets()
+        if name not in found:
+            raise UnknownComponentError("model preset", name, found)
+        return found[name]
 
     def add_commands(self, cli: Any) -> None:
         """Let every plugin add its sub-commands to the ``spanaug`` click group."""

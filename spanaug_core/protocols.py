@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from spanaug_core.flags import flag
 from spanaug_core.types import AlignItem, Alignment, Augmented, Candidate, DecodeRequest, Example
 
 if TYPE_CHECKING:
@@ -35,8 +36,8 @@ class ComponentConfig(BaseModel):
 class DecoderConfig(ComponentConfig):
     """Options every decoder understands (``--model`` and ``--beam`` set these)."""
 
-    model: str | None = Field(default=None, description="model preset name or local path")
-    beam_size: int = Field(default=10, ge=1, description="beam width")
+    model: str | None = Field(default=None, description="paraphrase model: a preset name or a local path", json_schema_extra=flag("--model"))
+    beam_size: int = Field(default=10, ge=1, description="beam width", json_schema_extra=flag("--beam"))
 
 
 class AlignerConfig(ComponentConfig):
@@ -204,6 +205,31 @@ class Engine(Component, Protocol):
     def start(
         self, config: RunConfig, registry: Registry, progress: ProgressCallback | None = None
     ) -> AbstractContextManager[Execution]: ...
+
+
+@runtime_checkable
+class ModelPreset(Protocol):
+    """A named model that can be fetched into the local cache (``spanaug models``).
+
+    Registered through ``register_models``; ``spanaug_shared.models.Preset`` is the
+    built-in kind (PyPI wheels or the hub, sha256-checked). ``role`` says what uses it
+    (``paraphraser``, ``encoder``...), ``sources`` where it comes from, in words.
+    """
+
+    name: str
+    description: str
+    role: str
+
+    @property
+    def sources(self) -> str: ...
+
+    def cached(self) -> Path | None:
+        """Its local path when already fetched, else None."""
+        ...
+
+    def fetch(self, progress: ProgressCallback | None = None) -> Path:
+        """Its local path, fetched first when absent."""
+        ...
 
 
 PROTOCOLS: dict[str, type] = {

@@ -5,6 +5,7 @@ Registrations only; the code lives in sibling modules (see docs/aligners.md).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from spanaug_core.hookspecs import Register, hookimpl
@@ -19,6 +20,13 @@ def register_aligners(register: Register) -> None:
 
     for cls in (BertSpanAligner, EmbedSimAligner, FastAlignAligner, StringMatchAligner):
         register(cls)
+
+
+@hookimpl
+def register_models(register: Callable[[Any], None]) -> None:
+    from spanaug_shared.encoder import DEFAULT_ENCODER_PRESET
+
+    register(DEFAULT_ENCODER_PRESET)
 
 
 @hookimpl

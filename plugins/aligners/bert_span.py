@@ -18,7 +18,8 @@ from pydantic import Field
 from spanaug_core.protocols import AlignerConfig
 from spanaug_core.types import AlignItem, Alignment
 
-from spanaug_aligners.encoder import Encoder, encode_items, to_alignment
+from spanaug_shared.encoder import Encoder
+from spanaug_aligners.spans import encode_items, to_alignment
 
 DEFAULT_HEAD = Path(__file__).resolve().parent / "heads" / "default"
 

@@ -19,7 +19,8 @@ from pydantic import Field
 from spanaug_core.protocols import AlignerConfig
 from spanaug_core.types import AlignItem, Alignment
 
-from spanaug_aligners.encoder import DEFAULT_ENCODER, Encoder, candidate_spans, encode_items, span_means, to_alignment
+from spanaug_shared.encoder import DEFAULT_ENCODER, Encoder
+from spanaug_aligners.spans import candidate_spans, encode_items, span_means, to_alignment
 
 
 class EmbedSimAligner:

@@ -26,7 +26,7 @@ from pydantic import BaseModel, ConfigDict
 
 from spanaug_core.errors import ConfigError
 
-from spanaug_aligners.encoder import candidate_spans, span_means
+from spanaug_aligners.spans import candidate_spans, span_means
 
 Span = tuple[int, int]
 CUE_DIM = 4

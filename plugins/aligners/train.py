@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict
 from spanaug_core.errors import ConfigError
 from spanaug_core.protocols import ProgressCallback, ProgressEvent
 
-from spanaug_aligners.encoder import DEFAULT_ENCODER, Encoder
+from spanaug_shared.encoder import DEFAULT_ENCODER, Encoder
 from spanaug_aligners.head import HeadConfig, HeadShape, SpanScorer, item_rows, labels, save_head, score_items
 from spanaug_aligners.metrics import best_threshold, evaluate
 from spanaug_aligners.pairs import SpanPair

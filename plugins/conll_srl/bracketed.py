@@ -22,8 +22,8 @@ from typing import Any
 from spanaug_conll_srl.brackets import decode_column, encode_column, is_bracket_cell
 from spanaug_conll_srl.propositions import Proposition, from_example, to_spans
 
-from spanaug_core.columns import Block, endings, endings_meta, join_spaced, split_spaced
 from spanaug_core.types import Example, Span
+from spanaug_shared.columns import Block, endings, endings_meta, join_spaced, split_spaced
 
 
 @dataclass(frozen=True)

@@ -18,8 +18,8 @@ from typing import Any, Literal
 
 from spanaug_conll_srl.propositions import Proposition, from_example, to_spans
 
-from spanaug_core.columns import Block, endings, endings_meta
 from spanaug_core.types import Example, Span
+from spanaug_shared.columns import Block, endings, endings_meta
 
 UD_COLUMNS = 10
 EMPTY = "_"

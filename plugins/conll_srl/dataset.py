@@ -21,10 +21,10 @@ from spanaug_conll_srl import bracketed, conllu_plus
 from spanaug_conll_srl.propbank import FrameFiles
 from spanaug_conll_srl.propositions import orphans
 
-from spanaug_core.columns import Block, read_blocks, read_sentences, write_sentences
 from spanaug_core.errors import SpanaugError
 from spanaug_core.protocols import ComponentConfig
 from spanaug_core.types import Example
+from spanaug_shared.columns import Block, read_blocks, read_sentences, write_sentences
 
 log = logging.getLogger(__name__)
 

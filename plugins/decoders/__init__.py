@@ -1,11 +1,12 @@
 """spanaug plugin decoders (registrations only; code in sibling modules).
 
-Registers the ``vdba`` and ``hf-beam`` decoders and the ``spanaug models`` and
-``spanaug decode`` commands.
+Registers the ``vdba`` and ``hf-beam`` decoders, their paraphrase model presets and the
+``spanaug decode`` command.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from spanaug_core.hookspecs import Register, hookimpl
@@ -17,6 +18,14 @@ def register_decoders(register: Register) -> None:
 
     register(VDBADecoder)
     register(HFBeamDecoder)
+
+
+@hookimpl
+def register_models(register: Callable[[Any], None]) -> None:
+    from spanaug_decoders.presets import PARAPHRASERS
+
+    for preset in PARAPHRASERS:
+        register(preset)
 
 
 @hookimpl

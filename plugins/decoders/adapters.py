@@ -29,8 +29,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from spanaug_core.errors import ConfigError, SpanaugError
-from spanaug_core.models import PRESETS, cache_dir, model_path
 from spanaug_core.protocols import ProgressCallback, ProgressEvent
+from spanaug_shared.models import cache_dir, model_path, presets
 
 if TYPE_CHECKING:
     import torch
@@ -406,7 +406,7 @@ def _load(name_or_path: str, dtype: str, device: str, system: str, prompt: str, 
 
 def _local_source(name_or_path: str, progress: ProgressCallback | None) -> Path | str:
     """A preset or existing path through the model cache; ``owner/name`` that is neither is a hub id."""
-    looks_like_hub = name_or_path.count("/") == 1 and not Path(name_or_path).exists() and name_or_path not in PRESETS
+    looks_like_hub = name_or_path.count("/") == 1 and not Path(name_or_path).exists() and name_or_path not in presets()
     if looks_like_hub and not name_or_path.startswith((".", "/", "~")):
         return Path(name_or_path)  # transformers resolves it on the hub (needs network)
     return model_path(name_or_path, progress)

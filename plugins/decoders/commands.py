@@ -1,4 +1,4 @@
-"""CLI commands of the decoders plugin: ``spanaug models list|fetch|path`` and ``spanaug decode``.
+"""The decoders plugin's command: ``spanaug decode``.
 
 ``decode`` reads plain text lines or JSONL lines ``{"text", "avoid", "include"}``
 (positional sentences work too), expands avoid phrases with the ``inflect`` expander
@@ -14,50 +14,13 @@ from typing import Any
 
 import click
 
-from spanaug_core.console import note, out_console, progress_callback
+from spanaug_core.console import note, progress_callback
 from spanaug_core.errors import DataError
 
 
 def add_commands(cli: click.Group) -> None:
-    """Attach the commands to the ``spanaug`` group."""
-    cli.add_command(models_group)
+    """Attach the command to the ``spanaug`` group."""
     cli.add_command(decode_command)
-
-
-@click.group("models")
-def models_group() -> None:
-    """List, fetch and locate model presets (cached under $SPANAUG_HOME, default ~/.cache/spanaug)."""
-
-
-@models_group.command("list")
-def models_list() -> None:
-    """Show every preset, its source and whether it is cached."""
-    from rich.table import Table
-
-    from spanaug_core.models import list_presets
-
-    table = Table("preset", "role", "cached", "source", "description")
-    for preset, path in list_presets():
-        table.add_row(preset.name, preset.role, "yes" if path else "no", preset.sources, preset.description)
-    out_console.print(table)
-
-
-@models_group.command("fetch")
-@click.argument("name")
-def models_fetch(name: str) -> None:
-    """Fetch a preset into the cache (sha256 verified) and print its path."""
-    from spanaug_core.models import model_path
-
-    with progress_callback(unit="packages") as progress:
-        path = model_path(name, progress)
-    click.echo(str(path))
-
-
-@models_group.command("path")
-@click.argument("name")
-def models_path(name: str) -> None:
-    """Print a preset's cached path, fetching it first if needed."""
-    models_fetch.callback(name)  # type: ignore[misc]
 
 
 @click.command("decode")

@@ -32,6 +32,7 @@ from typing import ClassVar, Literal
 from pydantic import Field
 
 from spanaug_core.errors import ConfigError
+from spanaug_core.flags import flag
 from spanaug_core.protocols import DecoderConfig, ProgressCallback, ProgressEvent, RequestSource
 from spanaug_core.scheduling import ListSource
 from spanaug_core.text import contains_phrase, tokenize
@@ -63,7 +64,11 @@ def repeated_ngrams(text: str, n: int) -> set[tuple[str, ...]]:
 class HFDecoderConfig(DecoderConfig):
     """Options shared by the decoders that run a Hugging Face model."""
 
-    model: str | None = Field(default=DEFAULT_MODEL, description="model preset name, local folder or GGUF file, or hub id")
+    model: str | None = Field(
+        default=DEFAULT_MODEL,
+        description="paraphrase model: a preset name, local folder or GGUF file, or hub id",
+        json_schema_extra=flag("--model"),
+    )
     dtype: Literal["auto", "bfloat16", "float16", "float32"] = Field(
         default="auto", description="weights and compute dtype (auto: float32 on cpu, bfloat16 on cuda)"
     )
@@ -196,13 +201,7 @@ class VDBADecoder(_HFDecoder):
         from spanaug_decoders.vdba import BeamSearch, SearchOptions
 
         adapter = self.adapter
-        options = SearchOptions(
-            beam_size=self.config.beam_size,
-            prune=self.config.prune,
-            sample_top_k=self.config.sample_top_k,
-            length_penalty=self.config.length_penalty,
-            seed=self.config.seed,
-        )
+        options = SearchOptions.of(self.config)
         width = self.config.batch_size if self.config.vectorize else 1
         engine: BeamSearch | None = None
         requests: dict[int, DecodeRequest] = {}

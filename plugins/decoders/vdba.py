@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from spanaug_decoders.tries import NegativeBatchState, NegativeTrie, PositiveBatchState, PositiveTrie, TrieTable
 
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class SearchOptions:
-    """Beam width, length limit, pruning and sampling for one search.
+    """Beam width, pruning and sampling for one search; their defaults are the vdba decoder's Config.
 
     ``prune``: drop candidates whose total log-probability is more than this below the
     sentence's best finished hypothesis. ``sample_top_k``: sample instead of searching —
@@ -43,12 +43,16 @@ class SearchOptions:
     hypothesis' top-k tokens (constraint tokens stay eligible).
     """
 
-    beam_size: int = 10
-    max_length: int = 64
-    prune: float | None = None
-    sample_top_k: int | None = None
-    length_penalty: float = 1.0
-    seed: int = 0
+    beam_size: int
+    prune: float | None
+    sample_top_k: int | None
+    length_penalty: float
+    seed: int
+
+    @classmethod
+    def of(cls, config: Any) -> SearchOptions:
+        """The search options a decoder config sets (any object with these attributes)."""
+        return cls(**{name: getattr(config, name) for name in cls.__dataclass_fields__})
 
 
 @dataclass(frozen=True)
@@ -245,18 +249,19 @@ def search(
     negative: Sequence[NegativeTrie],
     end_ids: Sequence[int],
     options: SearchOptions,
+    max_length: int,
     texts: Sequence[str] | None = None,
 ) -> list[list[Hypothesis]]:
     """Beam-search B sentences together under their tries; finished hypotheses per sentence, best first.
 
     ``positive``/``negative`` hold one trie per sentence; ``texts`` are the sentences
     (what the session encodes; None for sessions that ignore them, as test doubles do).
-    Every sentence gets ``options.max_length``.
+    Every sentence may generate ``max_length`` tokens.
     """
     engine = BeamSearch(session, end_ids, options)
     texts = texts if texts is not None else [""] * len(positive)
     for i, (text, p, n) in enumerate(zip(texts, positive, negative, strict=True)):
-        engine.add(i, text, p, n, options.max_length)
+        engine.add(i, text, p, n, max_length)
     out: list[list[Hypothesis]] = [[] for _ in positive]
     while len(engine):
         for i, hyps in engine.step():

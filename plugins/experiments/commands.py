@@ -33,7 +33,7 @@ def experiment_group() -> None:
 def _augmented_file(path: Path) -> tuple[Path, dict[str, Any]]:
     """The records file and the manifest of a run folder (or of the folder holding the file)."""
     from spanaug_core.output import AUGMENTED
-    from spanaug_report.rundir import read_manifest
+    from spanaug_shared.records import read_manifest
 
     folder = path if path.is_dir() else path.parent
     return (path / AUGMENTED if path.is_dir() else path), read_manifest(folder)
@@ -61,8 +61,8 @@ def load_additions(
     from spanaug_core.pipeline import first_rejection
     from spanaug_core.plugins import default_registry
     from spanaug_core.protocols import FilterContext
+    from spanaug_shared.records import read_records
     from spanaug_experiments.lexsub import lexical_substitutions
-    from spanaug_judge.tasks import read_records
 
     path, manifest = _augmented_file(augmented)
     records = read_records(path)
@@ -167,7 +167,7 @@ def learning_curve_command(
     def train_and_test(examples: list[Any], model_dir: Path, seed: int) -> tuple[dict[str, float], dict[str, float]]:
         trainer = registry.create("trainer", trainer_name, **{**sets["trainer"], "seed": seed})
         if hasattr(trainer, "vectors"):
-            from spanaug_trainers.vectors import WordVectors
+            from spanaug_shared.vectors import WordVectors
 
             c = trainer.config
             trainer.vectors = shared.setdefault("vectors", WordVectors(c.encoder, c.device, c.max_length))

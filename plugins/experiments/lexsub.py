@@ -17,9 +17,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from spanaug_core.errors import ConfigError
-from spanaug_core.postag import Tagger, find_tagger, tag_sentences
 from spanaug_core.types import Augmented, Example, Span
-from spanaug_judge.tasks import rewritten_span
+from spanaug_shared.postag import Tagger, find_tagger, tag_sentences
+from spanaug_shared.records import rewritten_span
 
 
 @dataclass

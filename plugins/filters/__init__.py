@@ -5,6 +5,7 @@ paraphrase against its source, the learned filter trained on human judgments, an
 label consistency with a downstream model trained on gold data.
 """
 
+from collections.abc import Callable
 from typing import Any
 
 from spanaug_core.hookspecs import Register, hookimpl
@@ -21,6 +22,13 @@ def register_filters(register: Register) -> None:
     for cls in (MaxIterationFilter, ParaphraseScoreFilter, AlignmentScoreFilter, CopyFilter,
                 SimilarityFilter, NoveltyFilter, LearnedFilter, LabelConsistencyFilter):
         register(cls)
+
+
+@hookimpl
+def register_models(register: Callable[[Any], None]) -> None:
+    from spanaug_shared.encoder import DEFAULT_ENCODER_PRESET
+
+    register(DEFAULT_ENCODER_PRESET)
 
 
 @hookimpl

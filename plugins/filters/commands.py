@@ -39,11 +39,12 @@ def train_filter_command(judgments: Path, out: Path, **opts: object) -> None:
     """
     from rich.table import Table
 
-    from spanaug_filters.judgments import read_judgments
+    from spanaug_shared.judgments import read_judgments
+    from spanaug_filters.learned import SCORE_FEATURES
     from spanaug_filters.learned_net import TrainOptions, save_filter, train_filter
 
     options = TrainOptions(**opts)
-    rows = read_judgments(judgments)
+    rows = read_judgments(judgments, SCORE_FEATURES)
     with progress_callback("epochs") as progress:
         net, summary = train_filter(rows, options, progress)
     summary.update(command="spanaug " + " ".join(sys.argv[1:]), judgments=str(judgments))

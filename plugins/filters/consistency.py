@@ -92,7 +92,7 @@ class LabelConsistencyFilter:
 
     @staticmethod
     def _model_trainer(model: Path) -> str:
-        from spanaug_trainers.commands import trainer_of
+        from spanaug_shared.trained import trainer_of
 
         try:
             return trainer_of(model)

@@ -30,7 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from spanaug_core.errors import ConfigError
 from spanaug_core.protocols import ProgressCallback, ProgressEvent
-from spanaug_filters.judgments import Judgment
+from spanaug_shared.judgments import Judgment
 from spanaug_filters.learned import CONFIG_FILE, FEATURES, WEIGHTINGS, WEIGHTS_FILE, feature_vector, is_filter_folder
 
 FORMAT = "spanaug-learned-filter"

@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING, ClassVar
 
 from pydantic import Field
 
-from spanaug_aligners.encoder import DEFAULT_ENCODER, Encoder
 from spanaug_core.protocols import ComponentConfig, FilterContext
 from spanaug_core.types import Augmented
+from spanaug_shared.encoder import DEFAULT_ENCODER, Encoder
 
 if TYPE_CHECKING:
     import torch

@@ -7,7 +7,7 @@ spreadsheet). After Culkin et al. 2021 §6.1 an item's judgments are averaged an
 of at least 50 accepts it. Agreement is Fleiss' kappa over the single judgments' accept
 decisions (score >= 50), computed on the items that got the most common number of
 judgments, since kappa needs the same number for every item. The system items become the
-judgments file that ``spanaug train filter`` reads (see spanaug_filters.judgments).
+judgments file that ``spanaug train filter`` reads (see spanaug_shared.judgments).
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from typing import Any
 
 from spanaug_core.errors import DataError
 from spanaug_core.text import detokenize
+from spanaug_shared.jsonlines import objects
 from spanaug_judge.agreement import fleiss_kappa
-from spanaug_core.jsonlines import objects
 from spanaug_judge.tasks import KINDS, Item, TaskSet
 
 ACCEPT = 50.0

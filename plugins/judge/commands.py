@@ -70,7 +70,8 @@ def judge_group() -> None:
 @click.option("--force", is_flag=True, help="overwrite an earlier export in --output (its answers will no longer match)")
 def export_command(run_dir: Path, output: Path, per_item: int, gold: Path | None, sample: int | None, seed: int, force: bool) -> None:
     """Write judgment tasks for RUN_DIR/augmented.jsonl: a static page, a CSV and the key (tasks.json)."""
-    from spanaug_judge.tasks import CSV_FILE, PAGE_FILE, TASKS_FILE, build_tasks, read_records, write_export
+    from spanaug_shared.records import read_records
+    from spanaug_judge.tasks import CSV_FILE, PAGE_FILE, TASKS_FILE, build_tasks, write_export
 
     if (output / TASKS_FILE).exists() and not force:
         raise SpanaugError(f"{output} already holds an export ({TASKS_FILE}); answers belong to it. Choose another --output or pass --force")

@@ -30,9 +30,10 @@ from typing import Literal, get_args
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from spanaug_core.errors import DataError
-from spanaug_core.jsonlines import problem, read_models
 from spanaug_core.text import detokenize
 from spanaug_core.types import Augmented, Example, Span
+from spanaug_shared.jsonlines import problem
+from spanaug_shared.records import rewritten_span
 
 TASKS_FILE = "tasks.json"
 PAGE_FILE = "judge.html"
@@ -146,17 +147,6 @@ def highlight(tokens: Sequence[str], span: tuple[int, int]) -> tuple[str, str, s
     inside = upto[len(before) :]
     lead = len(inside) - len(inside.lstrip())
     return before + inside[:lead], inside[lead:], full[len(upto) :]
-
-
-def read_records(path: Path) -> list[Augmented]:
-    """The augmented records of a run's ``augmented.jsonl``."""
-    return read_models(path, Augmented, "an augmented record")
-
-
-def rewritten_span(record: Augmented, rewrite_roles: Sequence[str]) -> Span | None:
-    """The span a record's paraphrase rewrote: its one span with a rewritten role (None when not exactly one)."""
-    found = [span for span in record.spans if span.role in rewrite_roles]
-    return found[0] if record.target is not None and len(found) == 1 else None
 
 
 def build_tasks(

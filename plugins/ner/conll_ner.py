@@ -18,12 +18,12 @@ from pathlib import Path
 from typing import Any, ClassVar, Literal
 
 from pydantic import Field
-from spanaug_ner.tagging import SCHEMES, Scheme, decode, detect_scheme, encode, invalid_tags, split_tag
+from spanaug_shared.tagging import SCHEMES, Scheme, decode, detect_scheme, encode, invalid_tags, split_tag
 
-from spanaug_core.columns import Block, Line, endings, endings_meta, read_blocks, read_sentences, write_sentences
 from spanaug_core.errors import DataError, SpanaugError
 from spanaug_core.protocols import ComponentConfig
 from spanaug_core.types import Example, Span
+from spanaug_shared.columns import Block, Line, endings, endings_meta, read_blocks, read_sentences, write_sentences
 
 log = logging.getLogger(__name__)
 

@@ -36,6 +36,7 @@ from pydantic import Field
 
 from spanaug_core.config import RunConfig
 from spanaug_core.errors import ConfigError, SpanaugError
+from spanaug_core.flags import flag
 from spanaug_core.pipeline import (
     IDLE,
     Checkpoint,
@@ -70,15 +71,24 @@ class RayEngine:
     class Config(ComponentConfig):
         address: str | None = Field(
             default=None,
+            json_schema_extra=flag("--ray-address"),
             description="cluster to join (HOST:PORT of `ray start --head`, ray://HOST:10001, or auto); "
             "None starts a cluster of this machine alone",
         )
         workers: int | None = Field(
-            default=None, ge=1, description="worker actors (None: as many as the cluster's CPUs, or GPUs, hold)"
+            default=None,
+            ge=1,
+            description="worker actors (None: as many as the cluster's CPUs, or GPUs, hold)",
+            json_schema_extra=flag("--workers"),
         )
-        cpus_per_worker: float = Field(default=1.0, gt=0, description="CPUs a worker reserves (and torch threads it uses)")
+        cpus_per_worker: float = Field(
+            default=1.0, gt=0, description="CPUs a worker reserves (and torch threads it uses)", json_schema_extra=flag("--cpus-per-worker")
+        )
         gpus_per_worker: float = Field(
-            default=0.0, ge=0, description="GPUs a worker reserves; set decoder.device=cuda to decode on it"
+            default=0.0,
+            ge=0,
+            description="GPUs a worker reserves; set decoder.device=cuda to decode on it",
+            json_schema_extra=flag("--gpus-per-worker"),
         )
         runtime_env: dict[str, Any] | None = Field(
             default=None,

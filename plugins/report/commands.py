@@ -26,8 +26,8 @@ EXISTING = click.Path(exists=True, dir_okay=False, path_type=Path)
 def report_command(run_dir: Path, output: Path | None, judgments: Path | None, limit: int, source: Path | None) -> None:
     """Write a static HTML report of RUN_DIR: records side by side, score histograms, filters, diversity."""
     from spanaug_core.output import AUGMENTED
-    from spanaug_core.postag import TaggerChoice, find_tagger
-    from spanaug_filters.judgments import read_judgments
+    from spanaug_shared.judgments import read_judgments
+    from spanaug_shared.postag import TaggerChoice, find_tagger
     from spanaug_report.page import render_report
     from spanaug_report.rundir import load_run
 

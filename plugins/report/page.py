@@ -21,8 +21,8 @@ from typing import Any
 
 from spanaug_core.text import detokenize
 from spanaug_core.types import Augmented, Span
-from spanaug_filters.judgments import Judgment
-from spanaug_core.postag import TaggerChoice, find_tagger
+from spanaug_shared.judgments import Judgment
+from spanaug_shared.postag import TaggerChoice, find_tagger
 from spanaug_report.pos import pos_diversity
 from spanaug_report.rundir import Run
 from spanaug_report.stats import filter_rows, histogram, integer_bins, rule_scores, seed_size, span_pairs

@@ -5,7 +5,7 @@ sentences, so tags see context), and the Penn Treebank tags of the source span a
 compared with those of the aligned span: ¬EXT is the share of pairs whose tag sequences
 differ, JCD the mean Jaccard distance of their tag sets (1 - |S ∩ T| / |S ∪ T|) and WJCD
 the mean weighted Jaccard distance of their tag counts (1 - Σ min / Σ max), which sees
-tag frequency. The tagger is the core's :func:`~spanaug_core.postag.find_tagger`; with
+tag frequency. The tagger is the core's :func:`~spanaug_shared.postag.find_tagger`; with
 none installed the report says so and leaves the table out.
 """
 
@@ -15,7 +15,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from spanaug_core.postag import Tagger, tag_sentences
+from spanaug_shared.postag import Tagger, tag_sentences
 from spanaug_report.stats import SpanPair
 
 

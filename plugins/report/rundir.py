@@ -10,7 +10,6 @@ why and shows what it can without them.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,8 +20,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from spanaug_core.errors import DataError, SpanaugError
 from spanaug_core.output import AUGMENTED, MANIFEST, REJECTED
 from spanaug_core.types import Augmented, Example
-from spanaug_core.jsonlines import read_models
-from spanaug_judge.tasks import read_records
+from spanaug_shared.jsonlines import read_models
+from spanaug_shared.records import read_manifest, read_records
 
 
 class Rejected(BaseModel):
@@ -75,20 +74,6 @@ class Run:
 def read_rejected(path: Path) -> list[Rejected]:
     """The lines of a run's ``rejected.jsonl``."""
     return read_models(path, Rejected, "a rejected.jsonl line")
-
-
-def read_manifest(folder: Path) -> dict[str, Any]:
-    """The run's manifest.json ({} when there is none)."""
-    path = folder / MANIFEST
-    if not path.is_file():
-        return {}
-    try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise DataError(f"invalid JSON ({exc.msg} at column {exc.colno})", path, exc.lineno) from None
-    if not isinstance(manifest, dict):
-        raise DataError("expected a JSON object", path)
-    return manifest
 
 
 def _wanted(examples: Iterable[Example], wanted: set[str]) -> dict[str, Example]:

@@ -14,8 +14,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from spanaug_core.types import Augmented, Example
-from spanaug_filters.judgments import Judgment
-from spanaug_judge.tasks import rewritten_span
+from spanaug_shared.judgments import Judgment
+from spanaug_shared.records import rewritten_span
 from spanaug_report.rundir import Run
 
 Bins = tuple[list[str], dict[str, list[int]]]

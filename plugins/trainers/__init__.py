@@ -5,6 +5,7 @@ Registrations only; the code lives in sibling modules (see docs/trainers.md).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from spanaug_core.hookspecs import Register, hookimpl
@@ -17,6 +18,13 @@ def register_trainers(register: Register) -> None:
 
     for cls in (NerTrainer, SrlTrainer, FrameIdTrainer):
         register(cls)
+
+
+@hookimpl
+def register_models(register: Callable[[Any], None]) -> None:
+    from spanaug_shared.encoder import DEFAULT_ENCODER_PRESET
+
+    register(DEFAULT_ENCODER_PRESET)
 
 
 @hookimpl

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from spanaug_ner.tagging import decode, encode
+from spanaug_shared.tagging import decode, encode
 
 Triple = tuple[int, int, str]  # (start, end exclusive, label)
 OUTSIDE = "O"

@@ -8,27 +8,12 @@ format as the input) or by any dataset that can write (``--to jsonl``).
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import click
 
 from spanaug_core.console import note
-
-MODEL_CONFIG = "config.json"
-
-
-def trainer_of(model_dir: Path) -> str:
-    """The name of the trainer that saved ``model_dir`` (from its config.json)."""
-    from spanaug_core.errors import ConfigError
-
-    config = model_dir / MODEL_CONFIG
-    try:
-        name = json.loads(config.read_text(encoding="utf-8"))["trainer"]
-    except (OSError, ValueError, KeyError, TypeError):
-        raise ConfigError(f"{model_dir} is not a trained model folder (expected {MODEL_CONFIG} naming its trainer)") from None
-    return str(name)
-
+from spanaug_shared.trained import trainer_of
 
 @click.command("predict")
 @click.option(

@@ -34,8 +34,8 @@ from spanaug_trainers.metrics import entity_units, span_scores
 from spanaug_trainers.trainers import PREDICT_CHUNK, TaggerOptions
 
 if TYPE_CHECKING:
+    from spanaug_shared.vectors import WordVectors
     from spanaug_trainers.span_classifier import SpanClassifier
-    from spanaug_trainers.vectors import WordVectors
 
 log = logging.getLogger(__name__)
 
@@ -126,10 +126,10 @@ class FrameIdTrainer:
         progress: ProgressCallback | None = None,
     ) -> dict[str, float]:
         """Fit the span classifier on ``train``, early-stop on ``dev`` F1, save it to ``out_dir``; returns dev metrics."""
-        from spanaug_core import postag
+        from spanaug_shared import postag
+        from spanaug_shared.vectors import vectors_for
         from spanaug_trainers.span_classifier import ClassifierConfig, fit, save_classifier, vocabulary
         from spanaug_trainers.training import FitOptions, training_metrics
-        from spanaug_trainers.vectors import vectors_for
 
         c = self.config
         train_sentences = [self.sentence(example) for example in train]
@@ -163,9 +163,9 @@ class FrameIdTrainer:
 
     def predict(self, model_dir: Path, examples: Iterable[Example]) -> Iterator[Example]:
         """Each example with its targets replaced by the predicted triggers and frames (frame elements dropped)."""
-        from spanaug_core import postag
+        from spanaug_shared import postag
+        from spanaug_shared.vectors import vectors_for
         from spanaug_trainers.span_classifier import classify
-        from spanaug_trainers.vectors import vectors_for
 
         model = self._model(model_dir)
         tagger = None

@@ -1,7 +1,7 @@
 """A span classifier over a sentence: every short span gets a label or NULL (the frame-id model).
 
 Each word is the concatenation of its frozen encoder vector (cached in
-:class:`~spanaug_trainers.vectors.WordVectors`), a character CNN (width 3, max-pooled over
+:class:`~spanaug_shared.vectors.WordVectors`), a character CNN (width 3, max-pooled over
 the word's first ``MAX_CHARS`` characters) and, when a POS tagger was available at
 training time, a POS embedding. A stacked BiLSTM reads the words; a unidirectional LSTM
 reads each span of at most ``max_span`` tokens of its output, and its last state goes
@@ -35,11 +35,11 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from spanaug_core.errors import ConfigError
 from spanaug_core.protocols import ProgressCallback
 
+from spanaug_shared.vectors import WordVectors
 from spanaug_trainers.bio import Triple
 from spanaug_trainers.frame_id import FrameSentence, ScoredSpan, Tokens, resolve_overlaps, spans_up_to
 from spanaug_trainers.tagger import CONFIG_FILE, WEIGHTS_FILE
 from spanaug_trainers.training import FitOptions, run_epochs, seeded_start, step
-from spanaug_trainers.vectors import WordVectors
 
 PAD, UNK = 0, 1  # ids of padding and of unseen symbols in the character and POS vocabularies
 SPECIALS = ["<pad>", "<unk>"]

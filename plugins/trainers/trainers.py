@@ -23,17 +23,17 @@ from typing import TYPE_CHECKING, ClassVar
 
 from pydantic import Field
 
-from spanaug_aligners.encoder import DEFAULT_ENCODER
 from spanaug_core.errors import ConfigError
 from spanaug_core.protocols import ComponentConfig, ProgressCallback
 from spanaug_core.types import Example, Span
+from spanaug_shared.encoder import DEFAULT_ENCODER
 
 from spanaug_trainers.bio import Instance, TagSet, Triple, non_overlapping
 from spanaug_trainers.metrics import Unit, conll05_units, entity_units, span_scores
 
 if TYPE_CHECKING:
+    from spanaug_shared.vectors import WordVectors
     from spanaug_trainers.tagger import BioTagger
-    from spanaug_trainers.vectors import WordVectors
 
 log = logging.getLogger(__name__)
 
@@ -98,9 +98,9 @@ class TaggerTrainer(ABC):
         progress: ProgressCallback | None = None,
     ) -> dict[str, float]:
         """Fit a tagger on ``train``, early-stop on ``dev`` F1, save it to ``out_dir``; returns dev metrics."""
+        from spanaug_shared.vectors import vectors_for
         from spanaug_trainers.tagger import TaggerConfig, save_tagger
         from spanaug_trainers.training import FitOptions, fit, training_metrics
-        from spanaug_trainers.vectors import vectors_for
 
         train_instances = self._all_instances(train)
         dev_instances = self._all_instances(dev) if dev is not None else None
@@ -121,8 +121,8 @@ class TaggerTrainer(ABC):
 
     def predict(self, model_dir: Path, examples: Iterable[Example]) -> Iterator[Example]:
         """Each example with the spans this trainer tags replaced by the model's predictions."""
+        from spanaug_shared.vectors import vectors_for
         from spanaug_trainers.training import tag
-        from spanaug_trainers.vectors import vectors_for
 
         model = self._model(model_dir)
         stream = iter(examples)

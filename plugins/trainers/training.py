@@ -1,7 +1,7 @@
 """Fitting a BIO tagger with early stopping, and tagging with it.
 
 Word vectors of every train and dev sentence are encoded once up front (cached in
-:class:`~spanaug_trainers.vectors.WordVectors`); an epoch then shuffles the instances,
+:class:`~spanaug_shared.vectors.WordVectors`); an epoch then shuffles the instances,
 runs mini-batches of the BiLSTM-CRF with Adam and gradient clipping, and scores dev with
 the trainer's metric. Training stops when dev F1 has not improved for ``patience``
 epochs (counted from the first epoch with dev F1 above 0) and the best epoch's weights
@@ -22,9 +22,9 @@ from pydantic import BaseModel, ConfigDict
 
 from spanaug_core.protocols import ProgressCallback, ProgressEvent
 
+from spanaug_shared.vectors import WordVectors
 from spanaug_trainers.bio import Instance, Triple
 from spanaug_trainers.tagger import BioTagger, TaggerConfig
-from spanaug_trainers.vectors import WordVectors
 
 Scorer = Callable[[Sequence[Instance], Sequence[Sequence[Triple]]], dict[str, dict[str, float]]]
 

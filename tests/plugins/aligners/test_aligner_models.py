@@ -6,11 +6,12 @@ import pytest
 import torch
 
 from spanaug_core.types import AlignItem
+from spanaug_shared.encoder import Encoder
 from spanaug_aligners.bert_span import BertSpanAligner
 from spanaug_aligners.embed_sim import EmbedSimAligner
-from spanaug_aligners.encoder import Encoder, candidate_spans, span_means
 from spanaug_aligners.head import HeadConfig, HeadShape, SpanScorer, item_rows, labels, load_head, save_head, score_items
 from spanaug_aligners.pairs import SpanPair
+from spanaug_aligners.spans import candidate_spans, span_means
 from spanaug_aligners.train import TrainOptions, train_head
 
 SRC = ("the", "man", "bought", "a", "red", "car", ".")
@@ -118,7 +119,7 @@ def test_embed_sim_finds_the_span_in_an_unchanged_sentence(tiny_encoder):
 @pytest.mark.real_model
 def test_embed_sim_real_encoder_finds_a_synonym():
     try:
-        from spanaug_core.models import model_path
+        from spanaug_shared.models import model_path
 
         model_path("all-minilm-l6-v2")
     except Exception as exc:  # noqa: BLE001 - any failure to get the model means: skip

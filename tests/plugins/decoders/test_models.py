@@ -57,8 +57,8 @@ SOURCES = ["the cat sat on the mat", "a small bird saw the big red house and ran
 
 
 def _greedy(adapter, texts, n):
-    k1 = SearchOptions(beam_size=1, max_length=n)
-    found = search(adapter.start(), [PositiveTrie([]) for _ in texts], [NegativeTrie([]) for _ in texts], adapter.end_ids, k1, texts)
+    k1 = SearchOptions.of(VDBADecoder.Config(beam_size=1))
+    found = search(adapter.start(), [PositiveTrie([]) for _ in texts], [NegativeTrie([]) for _ in texts], adapter.end_ids, k1, n, texts)
     return [list(hyps[0].tokens) for hyps in found]
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import torch
 
 from spanaug_decoders.tries import NegativeTrie, PositiveTrie
+from spanaug_decoders.decoders import VDBADecoder
 from spanaug_decoders.vdba import SearchOptions, search
 
 EOS, V = 0, 8
@@ -59,8 +60,9 @@ def decode(tables, positive=None, negative=None, **options):
     n = len(tables)
     positive = positive or [PositiveTrie([]) for _ in range(n)]
     negative = negative or [NegativeTrie([]) for _ in range(n)]
-    opts = SearchOptions(**{"beam_size": 4, "max_length": 10, **options})
-    return search(BigramSession(tables), positive, negative, [EOS], opts)
+    max_length = options.pop("max_length", 10)
+    opts = SearchOptions.of(VDBADecoder.Config(**{"beam_size": 4, **options}))
+    return search(BigramSession(tables), positive, negative, [EOS], opts, max_length)
 
 
 def contains(tokens, phrase):

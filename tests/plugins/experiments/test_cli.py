@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from spanaug_core.postag import find_tagger
+from spanaug_shared.postag import find_tagger
 
 SENTENCES = [
     ("the man saw the red car .", [(1, 2, "PER"), (4, 6, "VEH")]),

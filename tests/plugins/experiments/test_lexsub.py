@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from spanaug_core.errors import ConfigError
-from spanaug_core.postag import TaggerChoice
 from spanaug_core.types import Augmented, Constraints, Example, Span
+from spanaug_shared.postag import TaggerChoice
 from spanaug_experiments.lexsub import lexical_substitutions, substitute
 
 SOURCE = Example(id="s1", tokens=("she", "bought", "a", "car", "on", "monday", "."), spans=(

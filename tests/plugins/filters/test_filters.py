@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from spanaug_aligners.encoder import Encoder
+from spanaug_shared.encoder import Encoder
 
 from spanaug_core.errors import ConfigError, SpanaugError
 from spanaug_core.plugins import build

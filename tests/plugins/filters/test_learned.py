@@ -10,8 +10,8 @@ import pytest
 from spanaug_core.errors import ConfigError, DataError
 from spanaug_core.protocols import FilterContext
 from spanaug_core.types import Augmented, Constraints, Example
-from spanaug_filters.judgments import Judgment, read_judgments
-from spanaug_filters.learned import LearnedFilter
+from spanaug_shared.judgments import Judgment, read_judgments
+from spanaug_filters.learned import SCORE_FEATURES, LearnedFilter
 from spanaug_filters.learned_net import TrainOptions, evaluate, load_filter, save_filter, train_filter
 
 
@@ -94,7 +94,7 @@ def test_malformed_judgments_name_file_and_line(tmp_path, line: str, message: st
     good = '{"id": "b", "iteration": 2, "scores": {"paraphrase": -1, "alignment": 0.5}, "accepted": false, "mean": 20}'
     path.write_text(f"{good}\n\n{line}\n")
     with pytest.raises(DataError, match=f"j.jsonl:3: .*{message}"):
-        read_judgments(path)
+        read_judgments(path, SCORE_FEATURES)
 
 
 @pytest.fixture

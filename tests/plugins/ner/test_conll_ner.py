@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 from seqeval.metrics.sequence_labeling import get_entities
+from spanaug_shared.tagging import decode, detect_scheme, encode
 from spanaug_ner.conll_ner import ConllNer
-from spanaug_ner.tagging import decode, detect_scheme, encode
 
 from spanaug_core.errors import DataError
 from spanaug_core.types import Example, Span

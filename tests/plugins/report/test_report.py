@@ -14,9 +14,9 @@ import pytest
 from spanaug_core.pipeline import Rejection
 from spanaug_core.text import detokenize
 from spanaug_core.types import Augmented, Constraints, Example, Span
-from spanaug_filters.judgments import read_judgments
+from spanaug_shared.judgments import read_judgments
+from spanaug_shared.postag import TaggerChoice
 from spanaug_report.page import highlighted, render_report
-from spanaug_core.postag import TaggerChoice
 from spanaug_report.pos import jaccard_distance, weighted_jaccard_distance
 from spanaug_report.rundir import load_run
 from spanaug_report.stats import histogram, integer_bins, rule_scores, span_pairs
@@ -214,7 +214,7 @@ def test_the_page_shows_records_spans_charts_filters_and_diversity(run_dir: Path
 
 
 def test_the_command_writes_the_page_and_says_what_it_left_out(spanaug, run_dir: Path, tmp_path: Path, capsys, monkeypatch) -> None:
-    monkeypatch.setattr("spanaug_core.postag.find_tagger", lambda: TaggerChoice(None, "no POS tagger is installed (test)"))
+    monkeypatch.setattr("spanaug_shared.postag.find_tagger", lambda: TaggerChoice(None, "no POS tagger is installed (test)"))
     assert spanaug("report", run_dir, "--limit", 2) == 0
     page = (run_dir / "report.html").read_text(encoding="utf-8")
     assert page.count('<article class="rec"') == 2

@@ -12,10 +12,10 @@ from safetensors.torch import load_file
 from spanaug_trainers.frame_id import FrameIdTrainer, resolve_overlaps, spans_up_to
 from spanaug_trainers.span_classifier import soft_targets
 
-from spanaug_core import postag
 from spanaug_core.errors import ConfigError
 from spanaug_core.protocols import ProgressEvent, Trainer
 from spanaug_core.types import Example, Span
+from spanaug_shared import postag
 
 FAST = {"hidden": 32, "span_hidden": 32, "layers": 1, "lr": 0.003, "batch_size": 2, "dropout": 0.0}
 FULLTEXT, EXEMPLAR = {"source": "fulltext"}, {"source": "exemplar"}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 
 import pytest
-from spanaug_ner.tagging import decode
+from spanaug_shared.tagging import decode
 from spanaug_trainers.bio import Instance, TagSet, non_overlapping
 from spanaug_trainers.metrics import conll05_units, entity_units, span_scores
 

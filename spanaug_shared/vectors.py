@@ -14,8 +14,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from spanaug_aligners.encoder import Encoder
 from spanaug_core.protocols import ProgressCallback, ProgressEvent
+from spanaug_shared.encoder import Encoder
 
 if TYPE_CHECKING:
     import torch

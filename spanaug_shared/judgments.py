@@ -7,20 +7,20 @@ work as well if they carry the same fields::
      "accepted": true, "mean": 71.7}
 
 ``accepted`` is the label (after Culkin et al. 2021: the mean of an output's 0-100
-judgments is at least 50), ``scores`` must hold the classifier's features; other keys
-(the judge's item id, the single judgments, the text) are ignored here. Malformed lines
-raise a ``DataError`` naming the file and line.
+judgments is at least 50); a reader that learns from ``scores`` names the ones it needs.
+Other keys (the judge's item id, the single judgments, the text) are ignored here.
+Malformed lines raise a ``DataError`` naming the file and line.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError
 
 from spanaug_core.errors import DataError
-from spanaug_core.jsonlines import objects, problem
-from spanaug_filters.learned import missing_features
+from spanaug_shared.jsonlines import objects, problem
 
 
 class Judgment(BaseModel):
@@ -35,17 +35,20 @@ class Judgment(BaseModel):
     mean: float | None = None
 
 
-def read_judgments(path: Path) -> list[Judgment]:
-    """Every judgment of a JSONL file (blank lines skipped); an empty file is an error."""
+def read_judgments(path: Path, needed_scores: Sequence[str] = ()) -> list[Judgment]:
+    """Every judgment of a JSONL file (blank lines skipped); an empty file is an error.
+
+    A judgment whose ``scores`` lack one of ``needed_scores`` is an error naming it.
+    """
     judgments = []
     for lineno, obj in objects(path):
         try:
             judgment = Judgment.model_validate(obj)
         except ValidationError as exc:
             raise DataError(f"not a judgment ({problem(exc)})", path, lineno) from None
-        missing = missing_features(judgment.scores)
+        missing = [key for key in needed_scores if key not in judgment.scores]
         if missing:
-            raise DataError(f"scores lack {', '.join(missing)} (the learned filter's features)", path, lineno)
+            raise DataError(f"scores lack {', '.join(missing)} (needed: {', '.join(needed_scores)})", path, lineno)
         judgments.append(judgment)
     if not judgments:
         raise DataError("holds no judgments", path)

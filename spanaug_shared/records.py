@@ -1,0 +1,43 @@
+"""Reading back what a run wrote: its augmented records and its manifest.
+
+The run store (``spanaug_core.output``) writes ``augmented.jsonl`` and ``manifest.json``;
+the judge, the report and the experiments read them here, each line validated (a
+malformed one is a ``DataError`` naming the file and line).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from spanaug_core.errors import DataError
+from spanaug_core.output import MANIFEST
+from spanaug_core.types import Augmented, Span
+from spanaug_shared.jsonlines import read_models
+
+
+def read_records(path: Path) -> list[Augmented]:
+    """The augmented records of a run's ``augmented.jsonl``."""
+    return read_models(path, Augmented, "an augmented record")
+
+
+def rewritten_span(record: Augmented, rewrite_roles: Sequence[str]) -> Span | None:
+    """The span a record's paraphrase rewrote: its one span with a rewritten role (None when not exactly one)."""
+    found = [span for span in record.spans if span.role in rewrite_roles]
+    return found[0] if record.target is not None and len(found) == 1 else None
+
+
+def read_manifest(folder: Path) -> dict[str, Any]:
+    """The run's manifest.json ({} when there is none)."""
+    path = folder / MANIFEST
+    if not path.is_file():
+        return {}
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise DataError(f"invalid JSON ({exc.msg} at column {exc.colno})", path, exc.lineno) from None
+    if not isinstance(manifest, dict):
+        raise DataError("expected a JSON object", path)
+    return manifest

