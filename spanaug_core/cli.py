@@ -196,6 +196,17 @@ def component_options(assignments: tuple[str, ...], components: tuple[str, ...])
     return {c: sets.get(c, {}) for c in components}
 
 
+def options_of(kind: str, assignments: tuple[str, ...]) -> dict[str, object]:
+    """One component's options from ``--set``: ``OPTION=V``, or ``KIND.OPTION=V`` as ``spanaug run`` spells it."""
+    from spanaug_core.config import merge, parse_assignments
+
+    sets = parse_assignments(assignments)
+    prefixed = sets.pop(kind, {})
+    if not isinstance(prefixed, dict):
+        raise click.UsageError(f"--set {kind}={prefixed}: name the {kind} with --{kind}; --set takes its options")
+    return merge(sets, prefixed)
+
+
 @cli.group("train", invoke_without_command=True)
 @click.option("--trainer", "trainer_name", help="downstream trainer (see `spanaug list trainer`), e.g. ner or srl")
 @click.option("--dataset", help="format of the data files (a dataset name, e.g. conll-ner, conll-srl, jsonl)")
@@ -264,8 +275,8 @@ def eval_group() -> None:
 @click.option("--input", "input_path", type=click.Path(path_type=Path), help="file or folder to read")
 @click.option("--to", "to", help="format to write (a dataset name that can write, e.g. jsonl)")
 @click.option("--output", "output", type=click.Path(path_type=Path), help="file or folder to write")
-@click.option("--set", "reader_sets", multiple=True, metavar="KEY=VALUE", help="an option of the input dataset")
-@click.option("--to-set", "writer_sets", multiple=True, metavar="KEY=VALUE", help="an option of the output dataset")
+@click.option("--set", "reader_sets", multiple=True, metavar="KEY=VALUE", help="an option of the input dataset (OPTION=V or dataset.OPTION=V)")
+@click.option("--to-set", "writer_sets", multiple=True, metavar="KEY=VALUE", help="an option of the output dataset (OPTION=V or dataset.OPTION=V)")
 @click.option("--sample", type=click.IntRange(min=1), help="write a random sample of N examples (in input order) instead of all")
 @click.option("--seed", type=int, default=0, show_default=True, help="random seed of --sample")
 @click.option("--rest", type=click.Path(path_type=Path), help="with --sample: write the examples not sampled here (same format)")
@@ -291,13 +302,12 @@ def convert_group(
     missing = [flag for flag, value in (("--dataset", dataset), ("--to", to), ("--output", output)) if value is None]
     if missing:
         raise click.UsageError(f"missing {', '.join(missing)} (or name a sub-command; see --help)")
-    from spanaug_core.config import parse_assignments
     from spanaug_core.plugins import default_registry
     from spanaug_core.protocols import DatasetWriter
 
     registry = default_registry()
-    reader = registry.create("dataset", dataset, **parse_assignments(reader_sets))
-    writer = registry.create("dataset", to, **parse_assignments(writer_sets))
+    reader = registry.create("dataset", dataset, **options_of("dataset", reader_sets))
+    writer = registry.create("dataset", to, **options_of("dataset", writer_sets))
     if not isinstance(writer, DatasetWriter):
         writers = [e.name for e in registry.entries("dataset") if callable(getattr(e.cls, "write", None))]
         raise SpanaugError(f"dataset '{to}' cannot write; datasets that can: {', '.join(writers)}")

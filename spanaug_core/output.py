@@ -64,7 +64,8 @@ class RunStore:
     def open(self, resume: bool) -> dict[str, Any]:
         """Prepare the folder; returns the committed progress to resume from (empty when fresh)."""
         manifest_path = self.dir / MANIFEST
-        if manifest_path.exists() and not resume:
+        previous = manifest_path.exists() and not self._failed_before_any_work(manifest_path)
+        if previous and not resume:
             raise RunStateError(
                 f"{self.dir} already holds a run ({MANIFEST}); pass --resume to continue it, "
                 "or choose another --output"
@@ -73,11 +74,8 @@ class RunStore:
             raise RunStateError(f"{self.dir} has {AUGMENTED} but no {MANIFEST}: it is not a spanaug run folder")
         self.dir.mkdir(parents=True, exist_ok=True)
         committed: dict[str, Any] = {}
-        if manifest_path.exists():
-            try:
-                self.manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-            except json.JSONDecodeError as exc:
-                raise RunStateError(f"{manifest_path} is not valid JSON ({exc}); cannot resume") from None
+        if previous:
+            self.manifest = _read_manifest(manifest_path)
             self._check_same_config()
             committed = self.manifest.get("progress", {})
             self._elapsed_before = self.manifest.get("timings", {}).get("elapsed_s", 0.0)
@@ -100,6 +98,21 @@ class RunStore:
         self.manifest.update(status="running", versions=_versions(), resumed=bool(committed))
         self._write_manifest(committed or {"examples_done": 0, "last_example_id": None}, None)
         return committed
+
+    @staticmethod
+    def _failed_before_any_work(manifest_path: Path) -> bool:
+        """Whether the folder's run failed before it committed anything: a new run may reuse it.
+
+        Such a run (a wrong --input, a missing model) leaves no record to keep, so neither a
+        fresh run nor --resume with corrected settings should be refused.
+        """
+        try:
+            manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError):
+            return False
+        progress = manifest.get("progress", {}) if isinstance(manifest, dict) else {}
+        worked = ("examples_done", "examples_read", "in_flight", "augmented_bytes", "rejected_bytes")
+        return manifest.get("status") == "failed" and not any(progress.get(key) for key in worked)
 
     def _check_same_config(self) -> None:
         before = self.manifest.get("fingerprint", {})
@@ -185,3 +198,10 @@ class RunStore:
         tmp = self.dir / (MANIFEST + ".tmp")
         tmp.write_text(json.dumps(self.manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
         os.replace(tmp, self.dir / MANIFEST)
+
+
+def _read_manifest(path: Path) -> dict[str, Any]:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise RunStateError(f"{path} is not valid JSON ({exc}); cannot resume") from None

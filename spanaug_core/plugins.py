@@ -9,6 +9,7 @@ first question asked of the registry, so that ``spanaug --help`` stays fast.
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import importlib.metadata
 import os
@@ -172,7 +173,8 @@ class Registry:
     def create(self, kind: str, name: str | type, /, config: ComponentConfig | dict[str, Any] | None = None, **options: Any) -> Any:
         """Build a component from its registered name (or its class) and options."""
         cls = self.get(kind, name) if isinstance(name, str) else name
-        return build(cls, config, kind=_kind(kind), **options)
+        siblings = {e.name: e.cls for e in self.entries(kind) if e.cls is not cls}
+        return build(cls, config, kind=_kind(kind), siblings=siblings, **options)
 
     # -- model presets ---------------------------------------------------------------
     def presets(self) -> dict[str, ModelPreset]:
@@ -240,15 +242,27 @@ def _kind(kind: str) -> str:
     return k
 
 
-def build(cls: type, config: ComponentConfig | dict[str, Any] | None = None, kind: str = "component", **options: Any) -> Any:
-    """Instantiate ``cls`` with a validated config; errors name the component and field."""
+def build(
+    cls: type,
+    config: ComponentConfig | dict[str, Any] | None = None,
+    kind: str = "component",
+    siblings: dict[str, type] | None = None,
+    **options: Any,
+) -> Any:
+    """Instantiate ``cls`` with a validated config; errors name the component and field.
+
+    ``siblings`` (other components of the kind, by name) let an unknown option name the
+    component that has it.
+    """
     if isinstance(config, ComponentConfig) and not options:
         return cls(config)
     base = config.model_dump() if isinstance(config, ComponentConfig) else dict(config or {})
-    return cls(validate_options(cls, {**base, **options}, kind))
+    return cls(validate_options(cls, {**base, **options}, kind, siblings))
 
 
-def validate_options(cls: type, options: dict[str, Any], kind: str = "component") -> ComponentConfig:
+def validate_options(
+    cls: type, options: dict[str, Any], kind: str = "component", siblings: dict[str, type] | None = None
+) -> ComponentConfig:
     """``cls.Config(**options)``, with a pydantic error turned into a readable ConfigError."""
     label = f"{kind} '{getattr(cls, 'name', cls.__name__)}'"
     try:
@@ -259,10 +273,23 @@ def validate_options(cls: type, options: dict[str, Any], kind: str = "component"
         for err in exc.errors():
             loc = ".".join(str(p) for p in err["loc"]) or "(options)"
             if err["type"] == "extra_forbidden":
-                problems.append(f"unknown option '{loc}' (valid options: {', '.join(sorted(fields)) or 'none'})")
+                problems.append(f"unknown option '{loc}'{_option_hint(loc, fields, kind, siblings or {})}")
             else:
                 problems.append(f"option '{loc}': {err['msg']} (got {err.get('input')!r})")
         raise ConfigError(f"{label}: " + "; ".join(problems)) from None
+
+
+def _option_hint(option: str, fields: dict[str, Any], kind: str, siblings: dict[str, type]) -> str:
+    """What to say after an unknown option: a close valid name, or the components that have it."""
+    close = difflib.get_close_matches(option, list(fields), n=1)
+    owners = [name for name, other in sorted(siblings.items()) if option in getattr(other, "Config").model_fields]
+    if close:
+        hint = f" Did you mean '{close[0]}'?"
+    elif owners:
+        hint = f" It is an option of {kind} {', '.join(repr(o) for o in owners)}: choose it with --set {kind}.name={owners[0]}."
+    else:
+        hint = ""
+    return f" (valid options: {', '.join(sorted(fields)) or 'none'}).{hint}"
 
 
 @lru_cache(maxsize=1)

@@ -83,26 +83,28 @@ def _drive(config: RunConfig, reader: Any, execution: Execution, resume: bool) -
     """Stream the input through ``execution`` into the run folder, committing at checkpoints."""
     store = RunStore(config.output, config)
     committed = store.open(resume)
-    store.describe_engine({"name": config.engine.name, **execution.resources()})
 
     def commit(in_flight: list[dict[str, Any]], pending: int = 0, last_read_id: str | None = None) -> None:
         # Workers may join while the run goes on: the manifest says who ran it so far.
         store.describe_engine({"name": config.engine.name, **execution.resources()})
         store.commit(done, last_id, execution.stats.as_dict(), in_flight, pending, last_read_id)
 
-    if committed.get("counts"):
-        execution.stats.restore(committed["counts"])
-    execution.restore(committed.get("in_flight", []))
     done = committed.get("examples_done", 0)
     last_id = committed.get("last_example_id")
-    read = committed.get("examples_read", done)
-    examples = _skip(iter(reader.read(config.input)), read, committed.get("last_read_id", last_id))
-    if config.limit is not None:
-        examples = itertools.islice(examples, max(config.limit - read, 0))
-    total = reader.count(config.input) if callable(getattr(reader, "count", None)) else None
-    if config.limit is not None:
-        total = config.limit if total is None else min(total, config.limit)
+    # From here on every failure is recorded in the manifest: a folder never stays "running"
+    # behind a run that ended (a wrong --input fails in count() or in the first read).
     try:
+        store.describe_engine({"name": config.engine.name, **execution.resources()})
+        if committed.get("counts"):
+            execution.stats.restore(committed["counts"])
+        execution.restore(committed.get("in_flight", []))
+        read = committed.get("examples_read", done)
+        examples = _skip(iter(reader.read(config.input)), read, committed.get("last_read_id", last_id))
+        if config.limit is not None:
+            examples = itertools.islice(examples, max(config.limit - read, 0))
+        total = reader.count(config.input) if callable(getattr(reader, "count", None)) else None
+        if config.limit is not None:
+            total = config.limit if total is None else min(total, config.limit)
         for outcome in execution.outcomes(examples, total):
             if isinstance(outcome, Checkpoint):
                 done += outcome.examples

@@ -22,10 +22,10 @@ EXISTING = click.Path(exists=True, dir_okay=False, path_type=Path)
 
 
 def _aligner(name: str, sets: tuple[str, ...]) -> Any:
-    from spanaug_core.config import parse_assignments
+    from spanaug_core.cli import options_of
     from spanaug_core.plugins import default_registry
 
-    return default_registry().create("aligner", name, **parse_assignments(sets))
+    return default_registry().create("aligner", name, **options_of("aligner", sets))
 
 
 def _counted(pairs: Any, kinds: Any) -> Any:

@@ -49,7 +49,7 @@ def decode_command(
     sets: tuple[str, ...],
 ) -> None:
     """Paraphrase sentences under lexical constraints; one JSONL line per input."""
-    from spanaug_core.config import parse_assignments
+    from spanaug_core.cli import options_of
     from spanaug_core.plugins import default_registry
     from spanaug_core.types import Constraints, DecodeRequest
 
@@ -60,7 +60,7 @@ def decode_command(
     if not no_expand:
         expander = registry.create("expander", "inflect")
         rows = [{**r, "avoid": _expand(expander, r["avoid"])} for r in rows]
-    options: dict[str, Any] = parse_assignments(sets)
+    options: dict[str, Any] = options_of("decoder", sets)
     if model is not None:
         options["model"] = model
     if beam is not None:

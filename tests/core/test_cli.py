@@ -95,6 +95,26 @@ def test_convert_between_formats(tmp_path, cli_registry, capsys) -> None:
     assert back.read_text() == (EXAMPLE / "data" / "sample.tsv").read_text()
 
 
+def test_a_dataset_option_has_the_same_spelling_in_convert_and_run(tmp_path, cli_registry, capsys) -> None:
+    source = str(EXAMPLE / "data" / "sample.tsv")
+    for spelling in ("encoding=utf-8", "dataset.encoding=utf-8"):
+        out = tmp_path / f"{spelling}.jsonl"
+        assert main(["convert", "--dataset", "slots", "--input", source, "--to", "jsonl", "--to-set", spelling, "--output", str(out)]) == 0
+    assert main(["convert", "--dataset", "slots", "--input", source, "--to", "jsonl", "--to-set", "dataset.encodng=utf-8",
+                 "--output", str(tmp_path / "x.jsonl")]) == 2
+    assert "unknown option 'encodng'" in capsys.readouterr().err
+
+
+def test_an_unknown_option_suggests_the_right_one_or_its_component(tmp_path, cli_registry, capsys) -> None:
+    base = ["run", "--decoder", "synonym", "--aligner", "diff", "--dataset", "slots", "--output", str(tmp_path / "o"), "--no-progress"]
+    assert main([*base, "--set", "aligner.treshold=0.4"]) == 2
+    assert "Did you mean 'threshold'?" in capsys.readouterr().err
+    assert main([*base, "--workers", "2"]) == 2
+    err = capsys.readouterr().err
+    assert "engine 'local': unknown option 'workers'" in err and "option of engine 'ray'" in err and "engine.name=ray" in err
+    assert not (tmp_path / "o").exists()
+
+
 def test_convert_sample_and_rest(tmp_path, cli_registry, capsys) -> None:
     every = tmp_path / "all.jsonl"
     assert main(["convert", "--dataset", "slots", "--input", str(EXAMPLE / "data" / "sample.tsv"), "--to", "jsonl", "--output", str(every)]) == 0

@@ -12,7 +12,7 @@ import spanaug_expanders
 import spanaug_filters
 import spanaug_jsonl
 from spanaug_core.config import load_run_config
-from spanaug_core.errors import RunStateError
+from spanaug_core.errors import RunStateError, SpanaugError
 from spanaug_core.run import execute
 from spanaug_core.types import Augmented
 
@@ -149,3 +149,41 @@ def test_bad_component_option_fails_before_writing(tmp_path, run_registry) -> No
     with pytest.raises(ConfigError, match="aligner 'diff': option 'threshold'"):
         execute(config_for(tmp_path, **{"aligner.threshold": "high"}), registry=run_registry)
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(
+    ("dataset", "good_file"),
+    [
+        ("jsonl", None),
+        ("conll-ner", "EU B-ORG\nrejects O\nGerman B-MISC\ncall O\n. O\n"),
+        ("conll-srl", "The\tDT\t-\t-\t(ARG0*\npanel\tNN\t-\t-\t*)\nwill\tMD\t-\t-\t*\nconfirm\tVB\tconfirm\t01\t(V*)\nit\tPRP\t-\t-\t(ARG1*)\n.\t.\t-\t-\t*\n"),
+    ],
+)
+def test_a_run_that_fails_on_its_input_leaves_a_reusable_folder(run_registry, tmp_path, dataset, good_file) -> None:
+    import spanaug_conll_srl
+    import spanaug_ner
+
+    run_registry.add_plugin(spanaug_ner, "ner")
+    run_registry.add_plugin(spanaug_conll_srl, "conll_srl")
+    good = write_input(tmp_path / "in.jsonl", 3) if good_file is None else tmp_path / "good.txt"
+    if good_file is not None:
+        good.write_text(good_file)
+    wrong = config_for(tmp_path, **{"dataset.name": dataset, "input": str(tmp_path / "missing.txt")})
+    with pytest.raises(SpanaugError):
+        execute(wrong, registry=run_registry)
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    assert manifest["status"] == "failed" and "missing.txt" in manifest["error"]
+    fixed = config_for(tmp_path, **{"dataset.name": dataset, "input": str(good)})
+    assert execute(fixed, registry=run_registry).status == "completed"  # no --resume, no deleting by hand
+    assert execute(config_for(tmp_path, **{"dataset.name": dataset, "input": str(good), "output": str(tmp_path / "o2")}),
+                   registry=run_registry, resume=True).status == "completed"
+
+
+def test_a_failed_run_with_committed_work_still_needs_resume(run_registry, tmp_path) -> None:
+    config = config_for(tmp_path)
+    execute(config, registry=run_registry)
+    manifest_path = tmp_path / "out" / "manifest.json"
+    manifest = json.loads(manifest_path.read_text())
+    manifest_path.write_text(json.dumps({**manifest, "status": "failed"}))
+    with pytest.raises(RunStateError, match="already holds a run"):
+        execute(config, registry=run_registry)
