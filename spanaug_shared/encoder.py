@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from spanaug_core.errors import ConfigError
-from spanaug_shared.models import Preset, model_path
+from spanaug_shared.models import Preset, model_path, quiet_loading
 
 if TYPE_CHECKING:
     import torch
@@ -48,13 +48,12 @@ def resolve_encoder(name_or_path: str) -> Path:
 @lru_cache(maxsize=4)
 def _load(path: str, device: str) -> tuple[object, object]:
     from transformers import AutoModel, AutoTokenizer
-    from transformers.utils import logging as hf_logging
 
-    hf_logging.disable_progress_bar()  # library code never prints; the CLI owns the terminal
-    tokenizer = AutoTokenizer.from_pretrained(path)
-    if not tokenizer.is_fast:
-        raise ConfigError(f"encoder at {path} has no fast tokenizer (needed to map sub-words to words)")
-    model = AutoModel.from_pretrained(path).to(device).eval()
+    with quiet_loading():
+        tokenizer = AutoTokenizer.from_pretrained(path)
+        if not tokenizer.is_fast:
+            raise ConfigError(f"encoder at {path} has no fast tokenizer (needed to map sub-words to words)")
+        model = AutoModel.from_pretrained(path).to(device).eval()
     for param in model.parameters():
         param.requires_grad_(False)
     return tokenizer, model

@@ -29,6 +29,8 @@ import subprocess
 import sys
 import tempfile
 import zipfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -111,6 +113,28 @@ class Preset:
 def presets() -> dict[str, ModelPreset]:
     """Every preset the installed plugins register, by name."""
     return default_registry().presets()
+
+
+@contextmanager
+def quiet_loading() -> Iterator[None]:
+    """Load Hugging Face models without their progress bars and hints.
+
+    Library code never prints (the CLI owns the terminal), and transformers' hints name its
+    own arguments (``Pass dtype=torch.float32``), not spanaug options; what they say that
+    matters to a user is in docs/decoding.md. Errors still raise.
+    """
+    from transformers.utils import logging as hf_logging
+
+    verbosity = hf_logging.get_verbosity()
+    bars = hf_logging.is_progress_bar_enabled()
+    hf_logging.set_verbosity_error()
+    hf_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        hf_logging.set_verbosity(verbosity)
+        if bars:
+            hf_logging.enable_progress_bar()
 
 
 def cache_dir() -> Path:

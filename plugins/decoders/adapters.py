@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from spanaug_core.errors import ConfigError, SpanaugError
 from spanaug_core.protocols import ProgressCallback, ProgressEvent
-from spanaug_shared.models import cache_dir, model_path, presets
+from spanaug_shared.models import cache_dir, model_path, presets, quiet_loading
 
 if TYPE_CHECKING:
     import torch
@@ -389,15 +389,16 @@ def _load(name_or_path: str, dtype: str, device: str, system: str, prompt: str, 
     if source.suffix == ".gguf":
         source = _converted(source, torch_dtype, progress)
     kwargs = {"dtype": torch_dtype}
-    try:
-        config = transformers.AutoConfig.from_pretrained(source)
-        tokenizer = transformers.AutoTokenizer.from_pretrained(source)
-        if config.is_encoder_decoder:
-            model = transformers.AutoModelForSeq2SeqLM.from_pretrained(source, **kwargs)
-        else:
-            model = transformers.AutoModelForCausalLM.from_pretrained(source, **kwargs)
-    except OSError as exc:
-        raise SpanaugError(f"cannot load model '{name_or_path}' from {source}: {exc}") from exc
+    with quiet_loading():
+        try:
+            config = transformers.AutoConfig.from_pretrained(source)
+            tokenizer = transformers.AutoTokenizer.from_pretrained(source)
+            if config.is_encoder_decoder:
+                model = transformers.AutoModelForSeq2SeqLM.from_pretrained(source, **kwargs)
+            else:
+                model = transformers.AutoModelForCausalLM.from_pretrained(source, **kwargs)
+        except OSError as exc:
+            raise SpanaugError(f"cannot load model '{name_or_path}' from {source}: {exc}") from exc
     model.to(device)
     if config.is_encoder_decoder:
         return Seq2SeqAdapter(model, tokenizer, _end_ids(model, tokenizer))
@@ -438,11 +439,12 @@ def _converted(gguf: Path, dtype: torch.dtype, progress: ProgressCallback | None
         return target
     if progress is not None:
         progress(ProgressEvent("convert", 0, 1, f"dequantizing {gguf.name} (first use only)"))
-    try:
-        tokenizer = transformers.AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
-        model = transformers.AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=dtype)
-    except Exception as exc:  # transformers raises many types for an unreadable GGUF
-        raise SpanaugError(f"cannot load GGUF {gguf} (are the gguf and accelerate packages installed?): {exc}") from exc
+    with quiet_loading():
+        try:
+            tokenizer = transformers.AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+            model = transformers.AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=dtype)
+        except Exception as exc:  # transformers raises many types for an unreadable GGUF
+            raise SpanaugError(f"cannot load GGUF {gguf} (are the gguf and accelerate packages installed?): {exc}") from exc
     # save_pretrained refuses a model still marked as GGUF-quantized; the weights are plain now.
     model.hf_quantizer = None
     model.is_quantized = False

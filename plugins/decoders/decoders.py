@@ -45,6 +45,30 @@ DEFAULT_MODEL = "qwen2.5-coder-1.5b-instruct"
 _SENTENCE_BREAK = re.compile(r"[.!?][\"'”’)\]]*\s+[\"'“‘(\[]*\w")
 
 
+# A chat model's lead-in before the paraphrase: "Here's a revised version of the sentence:",
+# "The revised sentence would be:", "Paraphrase:".
+_PREAMBLE = re.compile(
+    r"^\s*(?P<lead>[^:\n]{0,120}?\b(?:sentences?|versions?|paraphras\w*|rewrit\w*|rephras\w*|revised|reworded|here(?:'s| is))\b[^:\n]*):"
+    r"\s*(?P<rest>\S.*)$",
+    re.IGNORECASE | re.DOTALL,
+)
+_QUOTES = "\"'“”‘’"
+
+
+def strip_preamble(text: str, source: str) -> str | None:
+    """The paraphrase without a chat preamble, quotes around it dropped; None when it has none.
+
+    A lead-in that the source itself starts with is the source's own words, not a preamble.
+    """
+    found = _PREAMBLE.match(text)
+    if found is None or source.lower().startswith(found.group("lead").strip().lower()):
+        return None
+    rest = found.group("rest").strip()
+    if len(rest) > 1 and rest[0] in _QUOTES and rest[-1] in _QUOTES:
+        rest = rest[1:-1].strip()
+    return rest or None
+
+
 def sentence_breaks(text: str) -> int:
     """How many sentence boundaries a text has inside it (0 for one sentence)."""
     return len(_SENTENCE_BREAK.findall(text))
@@ -79,6 +103,9 @@ class HFDecoderConfig(DecoderConfig):
     case_sensitive: bool = Field(default=False, description="word-level constraint check is case-sensitive")
     same_sentences: bool = Field(default=True, description="drop hypotheses with more sentences than their source")
     repeat_ngram: int = Field(default=4, ge=0, description="drop hypotheses repeating a word n-gram their source does not (0: off)")
+    strip_preamble: bool = Field(
+        default=True, description="chat models: cut a lead-in such as \"Here's a revised version:\" off an output, then check it"
+    )
     system: str = Field(default=DEFAULT_SYSTEM, description="chat models: system message")
     prompt: str = Field(default=DEFAULT_PROMPT, description="chat models: user message template with {text}")
 
@@ -92,7 +119,7 @@ class _HFDecoder:
         self.config = config
         self._adapter = adapter
         self.progress: ProgressCallback | None = None
-        self.stats: dict[str, int] = {"hypotheses": 0, "caught": 0, "extra_sentence": 0, "repeated": 0}
+        self.stats: dict[str, int] = {"hypotheses": 0, "caught": 0, "extra_sentence": 0, "repeated": 0, "preamble": 0}
 
     @property
     def adapter(self) -> Adapter:
@@ -130,6 +157,10 @@ class _HFDecoder:
         seen: set[str] = set()
         for ids, logprob, length in hyps:
             text = self.adapter.decode(ids)
+            if self.config.strip_preamble and (stripped := strip_preamble(text, request.text)) is not None:
+                # The constraints and checks below then judge the paraphrase alone.
+                self.stats["preamble"] += 1
+                text = stripped
             if not text or text in seen:
                 continue
             seen.add(text)

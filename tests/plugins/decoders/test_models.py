@@ -11,7 +11,7 @@ from spanaug_core.errors import ConfigError
 from spanaug_core.text import contains_phrase
 from spanaug_core.types import Constraints, DecodeRequest
 from spanaug_decoders.adapters import ChatAdapter, Seq2SeqAdapter
-from spanaug_decoders.decoders import HFBeamDecoder, VDBADecoder, repeated_ngrams, sentence_breaks
+from spanaug_decoders.decoders import HFBeamDecoder, VDBADecoder, repeated_ngrams, sentence_breaks, strip_preamble
 from spanaug_decoders.tries import NegativeTrie, PositiveTrie
 from spanaug_decoders.vdba import SearchOptions, search
 
@@ -174,6 +174,31 @@ def test_hypotheses_with_an_extra_sentence_are_not_returned(llama, monkeypatch):
     assert strict._checked(request, hyps, nbest=3) == [] and strict.stats["extra_sentence"] == 1
     loose = VDBADecoder(VDBADecoder.Config(beam_size=2, same_sentences=False), adapter=llama)
     assert [c.text for c in loose._checked(request, hyps, nbest=3)] == ["The cat sat. It was a mat."]
+
+
+@pytest.mark.parametrize(
+    ("output", "paraphrase"),
+    [  # lead-ins SmolLM2 writes before its paraphrase
+        ("The revised sentence would be: The team will back the account.", "The team will back the account."),
+        ("Here's a revised version of the original sentence: \"The team will back the account.\"", "The team will back the account."),
+        ("Paraphrase: The team will back the account.", "The team will back the account."),
+        ("The team will back the account.", None),
+        ("Note: the team will back the account.", None),  # no lead-in word: a colon of the sentence's own
+    ],
+)
+def test_a_chat_preamble_is_cut_off(output, paraphrase):
+    assert strip_preamble(output, "The committee will corroborate the account.") == paraphrase
+    assert strip_preamble("The sentence reads: fine.", "The sentence reads: good.") is None  # the source's own words
+
+
+def test_constraints_are_checked_on_the_paraphrase_without_its_preamble(llama, monkeypatch):
+    monkeypatch.setattr(llama, "decode", lambda ids: "Here is the rewritten committee sentence: The team will back it.")
+    request = DecodeRequest(text="The committee will back it.", constraints=Constraints(avoid=("committee",)))
+    decoder = VDBADecoder(VDBADecoder.Config(beam_size=2), adapter=llama)
+    (candidate,) = decoder._checked(request, [((5, 6), -1.0, 3)], nbest=3)
+    assert candidate.text == "The team will back it." and decoder.stats["preamble"] == 1
+    kept = VDBADecoder(VDBADecoder.Config(beam_size=2, strip_preamble=False), adapter=llama)
+    assert kept._checked(request, [((5, 6), -1.0, 3)], nbest=3) == []  # the preamble names the avoided word
 
 
 def test_hypotheses_repeating_a_phrase_are_not_returned(llama, monkeypatch):
