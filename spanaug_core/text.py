@@ -4,12 +4,15 @@ Decoders produce text, aligners and datasets work on tokens; one tokenizer and o
 detokenizer keep both views consistent across the project. They are deliberately simple
 (Penn-Treebank-like splitting of punctuation and English clitics) and reversible enough
 that ``tokenize(detokenize(tokens)) == tokens`` holds for ordinary sentences.
+``tokenize_with_offsets`` keeps each token's character offsets and can split tokens at
+given offsets, so character-offset annotations (FrameNet, brat) map onto whole tokens.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
 
 _TOKEN = re.compile(
     r"""
@@ -34,6 +37,46 @@ _CLITIC = re.compile(r"^'(?:s|re|ve|ll|d|m)$", re.IGNORECASE)
 def tokenize(text: str) -> list[str]:
     """Split ``text`` into word and punctuation tokens."""
     return _TOKEN.findall(text)
+
+
+@dataclass(frozen=True)
+class Tokenized:
+    """Tokens and their character offsets ``[start, end)`` in the text they came from."""
+
+    tokens: tuple[str, ...]
+    offsets: tuple[tuple[int, int], ...]
+
+    def token_span(self, start: int, end: int) -> tuple[int, int] | None:
+        """The tokens ``[first, last + 1)`` inside characters ``[start, end)``, or None if none is.
+
+        An edge on whitespace or inside a token snaps inward to the whole tokens covered.
+        """
+        first = next((i for i, (s, _) in enumerate(self.offsets) if s >= start), None)
+        last = next((i for i in range(len(self.offsets) - 1, -1, -1) if self.offsets[i][1] <= end), None)
+        if first is None or last is None or last < first:
+            return None
+        return first, last + 1
+
+
+def tokenize_with_offsets(text: str, boundaries: Iterable[int] = ()) -> Tokenized:
+    """Tokens of ``text`` with their character offsets, also split at every offset in ``boundaries``.
+
+    Pass the start and end offsets of annotated character spans as ``boundaries`` and no
+    span edge falls inside a token.
+    """
+    cuts = sorted(set(boundaries))
+    tokens: list[str] = []
+    offsets: list[tuple[int, int]] = []
+    position = 0
+    for token in tokenize(text):
+        start = text.index(token, position)
+        end = start + len(token)
+        position = end
+        edges = [start, *(c for c in cuts if start < c < end), end]
+        for a, b in zip(edges, edges[1:], strict=False):
+            tokens.append(text[a:b])
+            offsets.append((a, b))
+    return Tokenized(tuple(tokens), tuple(offsets))
 
 
 def detokenize(tokens: Sequence[str]) -> str:

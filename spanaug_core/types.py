@@ -8,11 +8,12 @@ lies inside its tokens.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from spanaug_core.text import detokenize
+from spanaug_core.text import detokenize, tokenize, tokenize_with_offsets
 
 
 class _Frozen(BaseModel):
@@ -45,12 +46,52 @@ class Span(_Frozen):
 
 
 class Example(_Frozen):
-    """One labeled sentence: the unit datasets yield and the pipeline augments."""
+    """One labeled sentence: the unit datasets yield and the pipeline augments.
+
+    Give ``tokens``, or ``text`` and it is tokenized (``spans`` then count the tokens of
+    that text, as in the JSONL format). For spans given by character offsets, use
+    ``Example.from_text``.
+    """
 
     id: str
     tokens: tuple[str, ...]
     spans: tuple[Span, ...] = ()
     meta: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _text_as_tokens(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "text" in data:
+            data = dict(data)
+            text = data.pop("text")
+            if "tokens" in data:
+                raise ValueError("give tokens or text, not both")
+            if not isinstance(text, str):
+                raise ValueError(f"text must be a string (got {type(text).__name__})")
+            data["tokens"] = tokenize(text)
+        return data
+
+    @classmethod
+    def from_text(
+        cls, id: str, text: str, spans: Iterable[Mapping[str, Any]] = (), meta: Mapping[str, Any] | None = None
+    ) -> Example:
+        """An example from plain text and spans at character offsets.
+
+        Each span is a mapping with ``start`` and ``end`` character offsets (``end``
+        exclusive, as in ``text[start:end]``), ``label`` and optionally ``role``, ``group``
+        and ``attrs``. Tokens are split wherever a span starts or ends, so every span
+        covers whole tokens; an edge on whitespace snaps inward. A span that covers no
+        token is a ``ValueError`` naming it.
+        """
+        spans = [dict(span) for span in spans]
+        tokenized = tokenize_with_offsets(text, [edge for span in spans for edge in (span["start"], span["end"])])
+        placed = []
+        for i, span in enumerate(spans):
+            where = tokenized.token_span(span["start"], span["end"])
+            if where is None:
+                raise ValueError(f"spans[{i}] (characters {span['start']}-{span['end']}: {text[span['start']:span['end']]!r}) covers no token")
+            placed.append(Span(**{**span, "start": where[0], "end": where[1]}))
+        return cls(id=id, tokens=tokenized.tokens, spans=tuple(placed), meta=dict(meta or {}))
 
     @field_validator("tokens")
     @classmethod

@@ -21,11 +21,11 @@ from typing import Any, ClassVar, Literal
 from pydantic import Field
 from spanaug_framenet.release import ID_PREFIX, AnnotationSet, Sentence, find_release, frame_ids, read_file
 from spanaug_framenet.splits import Split, split_of
-from spanaug_framenet.tokens import Tokenized, tokenize_with_boundaries
 from spanaug_framenet.writer import write_release
 
 from spanaug_core.errors import DataError
 from spanaug_core.protocols import ComponentConfig
+from spanaug_core.text import Tokenized, tokenize_with_offsets
 from spanaug_core.types import Example, Span
 
 log = logging.getLogger(__name__)
@@ -129,7 +129,7 @@ class FrameNetReader:
                         self._skip("labels outside their sentence", sentence, f"label {label.name} ({label.start}, {label.end}) lies outside the {len(sentence.text)} characters")
                         continue
                     edges += [label.start, label.end + 1]
-        tokenized = tokenize_with_boundaries(sentence.text, edges)
+        tokenized = tokenize_with_offsets(sentence.text, edges)
         if not tokenized.tokens:
             self._skip("empty sentences", sentence, "the sentence has no text")
             return None
@@ -141,7 +141,7 @@ class FrameNetReader:
         return Example(id=prefix + sentence.id, tokens=tokenized.tokens, spans=tuple(spans), meta=meta)
 
     def _spans(self, aset: AnnotationSet, tokenized: Tokenized, sentence: Sentence) -> list[Span]:
-        pieces = [tokenized.token_span(t.start, t.end) for t in aset.targets if t.start is not None and t.end is not None]
+        pieces = [tokenized.token_span(t.start, t.end + 1) for t in aset.targets if t.start is not None and t.end is not None]
         pieces = [p for p in pieces if p is not None]
         if not pieces:
             self._skip("targets on whitespace only", sentence, f"annotation set {aset.id}: the target covers no token")
@@ -156,7 +156,7 @@ class FrameNetReader:
         for rank, label in aset.elements:
             if label.start is None or label.end is None:
                 continue
-            where = tokenized.token_span(label.start, label.end)
+            where = tokenized.token_span(label.start, label.end + 1)
             if where is None:
                 self._skip("frame elements on whitespace only", sentence, f"annotation set {aset.id}: FE {label.name} covers no token")
                 continue

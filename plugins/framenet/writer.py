@@ -27,10 +27,10 @@ from pathlib import Path
 from typing import Any
 
 from spanaug_framenet.release import ID_PREFIX, NAMESPACE, is_release
-from spanaug_framenet.tokens import token_offsets, tokenize_with_boundaries
+from spanaug_framenet.tokens import token_offsets
 
 from spanaug_core.errors import DataError, RunStateError
-from spanaug_core.text import detokenize
+from spanaug_core.text import detokenize, tokenize_with_offsets
 from spanaug_core.types import Example, Span
 
 log = logging.getLogger(__name__)
@@ -151,7 +151,7 @@ def _text(example: Example, ranges: list[tuple[int, int]], warnings: Counter[str
         if offsets is None:
             continue
         edges = [edge for start, end in ranges for edge in (offsets[start][0], offsets[end - 1][1])]
-        if tokenize_with_boundaries(text, edges).tokens == example.tokens:
+        if tokenize_with_offsets(text, edges).tokens == example.tokens:
             return text, offsets
     warnings["examples the reader will tokenize differently"] += 1
     log.debug("%s: the tokenizer splits some token of %r", example.id, joined)

@@ -48,3 +48,34 @@ def test_phrase_search_is_on_word_boundaries() -> None:
     assert find_phrase(("a", "big", "Cat"), ("big", "cat")) is None
     assert contains_phrase("They confirmed it.", "confirmed")
     assert not contains_phrase("They reconfirmed it.", "confirmed")
+
+
+def test_an_example_from_text_and_character_offsets() -> None:
+    from spanaug_core.types import Example
+
+    text = "The panel will corroborate Mr. Lee's account."
+    start = text.index("corroborate")
+    example = Example.from_text(
+        "ex1", text,
+        [{"start": start, "end": start + len("corroborate"), "label": "Evidence"},
+         {"start": 27, "end": 35, "label": "Support", "role": "argument"}],  # "Mr. Lee'": its edge cuts a token
+        meta={"doc": "d1"},
+    )
+    assert [example.tokens[s.start : s.end] for s in example.spans] == [("corroborate",), ("Mr", ".", "Lee", "'")]
+    assert example.spans[1].role == "argument" and example.meta == {"doc": "d1"}
+    assert Example(id="ex2", text="They buy bread.").tokens == ("They", "buy", "bread", ".")
+    with pytest.raises(ValueError, match=r"spans\[0\] \(characters 3-4: ' '\) covers no token"):
+        Example.from_text("ex3", "The  panel", [{"start": 3, "end": 4, "label": "X"}])
+    with pytest.raises(ValueError, match="give tokens or text, not both"):
+        Example(id="ex4", text="a b", tokens=("a", "b"))
+
+
+def test_tokens_keep_their_character_offsets_and_split_at_boundaries() -> None:
+    from spanaug_core.text import tokenize_with_offsets
+
+    text = "wheel-chair users, e.g. Ann"
+    plain = tokenize_with_offsets(text)
+    assert [text[a:b] for a, b in plain.offsets] == list(plain.tokens)
+    cut = tokenize_with_offsets(text, [5, 6])  # a span "-" inside the hyphenated word
+    assert cut.tokens[:3] == ("wheel", "-", "chair") and cut.token_span(5, 6) == (1, 2)
+    assert cut.token_span(0, 4) is None  # inside one token: no whole token is covered

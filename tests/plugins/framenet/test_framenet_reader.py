@@ -9,9 +9,9 @@ import pytest
 from spanaug_framenet.reader import FrameNetReader
 from spanaug_framenet.release import SAMPLE, find_release
 from spanaug_framenet.splits import DEV_DOCUMENTS, TEST_DOCUMENTS, split_of
-from spanaug_framenet.tokens import tokenize_with_boundaries
 
 from spanaug_core.errors import DataError
+from spanaug_core.text import tokenize_with_offsets
 
 NS = 'xmlns="http://framenet.icsi.berkeley.edu"'
 
@@ -41,10 +41,10 @@ def test_frame_filter_keeps_only_those_annotation_sets() -> None:
 def test_tokens_split_at_annotated_edges_only() -> None:
     text = "Her re-election, they said."
     # a target on "election" inside "re-election" (characters 7..14, end inclusive)
-    tokenized = tokenize_with_boundaries(text, [7, 15])
+    tokenized = tokenize_with_offsets(text, [7, 15])
     assert tokenized.tokens == ("Her", "re-", "election", ",", "they", "said", ".")
-    assert tokenized.token_span(7, 14) == (2, 3)
-    assert tokenized.token_span(3, 3) is None  # a label on the space alone covers no token
+    assert tokenized.token_span(7, 15) == (2, 3)
+    assert tokenized.token_span(3, 4) is None  # a label on the space alone covers no token
 
 
 def write_release(root: Path, frame_id: str) -> Path:
