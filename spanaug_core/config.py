@@ -51,6 +51,11 @@ class PipelineSettings(BaseModel):
     )
     rewrite_roles: list[str] = Field(default=["target"], description="span roles that are rewritten")
     keep_roles: list[str] = Field(default=["argument", "entity"], description="span roles carried into the paraphrase")
+    avoid_words: bool = Field(
+        default=True,
+        description="when a span aligns to several words, also avoid each content word of it (and its forms) "
+        "that the sentence has nowhere else, not only the whole phrase",
+    )
     keep: Literal["include", "align", "drop"] = Field(
         default="include",
         description="how kept spans survive: include = positive constraints then exact match; "

@@ -47,7 +47,7 @@ from spanaug_core.protocols import (
     ProgressCallback,
     ProgressEvent,
 )
-from spanaug_core.text import detokenize, find_all
+from spanaug_core.text import detokenize, find_all, is_content_word
 from spanaug_core.types import AlignItem, Alignment, Augmented, Candidate, Constraints, DecodeRequest, Example, Span
 
 
@@ -666,6 +666,21 @@ class Pipeline:
             else:
                 attempt.kept[(rank, idx)] = found
 
+    def _avoid_next(self, job: _Job, aligned: Sequence[str]) -> list[str]:
+        """What an aligned span adds to its job's avoid set: every form of the phrase and, with
+        ``avoid_words``, of each of its content words the sentence has nowhere else.
+
+        Blocking the phrase alone lets the next paraphrase say the same thing with one word
+        more ("confirm findings" avoided, "confirm the findings" written); a word the
+        sentence has outside the span (a kept argument's) stays allowed.
+        """
+        phrases = [detokenize(aligned)]
+        if self.settings.avoid_words and len(aligned) > 1:
+            outside = job.tokens[: job.span[0]] + job.tokens[job.span[1] :] if job.span else job.tokens
+            elsewhere = {t.lower() for t in outside}
+            phrases += [w for w in aligned if is_content_word(w) and w.lower() not in elsewhere]
+        return [form for phrase in phrases for form in self.expander.expand(phrase)]
+
     def _advance(self, attempt: _Attempt) -> list[Augmented | Rejection]:
         """The outcomes of one attempt; updates the job (avoid set, stop, chained sentence)."""
         job, example = attempt.job, attempt.run.example
@@ -704,8 +719,7 @@ class Pipeline:
             self.stats.rejected += 1
             out.append(Rejection(example.id, job.target, job.iteration, reason, job.constraints, record))
         if choice.span is not None:
-            aligned = detokenize(cand.tokens[choice.span[0] : choice.span[1]])
-            fresh = [p for p in _unique(self.expander.expand(aligned)) if p not in job.avoid]
+            fresh = [p for p in _unique(self._avoid_next(job, cand.tokens[choice.span[0] : choice.span[1]])) if p not in job.avoid]
             job.avoid.extend(fresh)
             if not fresh:
                 job.stopped = "avoid-set-unchanged"

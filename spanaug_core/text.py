@@ -34,6 +34,25 @@ _NO_SPACE_AFTER = {"(", "[", "{", "$", "``", "#"}
 _CLITIC = re.compile(r"^'(?:s|re|ve|ll|d|m)$", re.IGNORECASE)
 
 
+# Closed-class English words: what a phrase's content words are not.
+FUNCTION_WORDS = frozenset(
+    """a an the this that these those some any no every each all both either neither
+    i me my mine we us our ours you your yours he him his she her hers it its they them their theirs
+    who whom whose which what there here
+    of in on at by for with from to into onto upon about over under between among through during
+    before after above below against without within along across around behind beyond off out up down
+    and or but nor so yet if then than as because while though although whether
+    be am is are was were been being have has had having do does did doing
+    will would shall should can could may might must 's 're 've 'll 'd 'm n't not
+    very too also just only even still""".split()
+)
+
+
+def is_content_word(token: str) -> bool:
+    """Whether a token is a content word: it has a letter and is not a closed-class word."""
+    return any(ch.isalpha() for ch in token) and token.lower() not in FUNCTION_WORDS
+
+
 def tokenize(text: str) -> list[str]:
     """Split ``text`` into word and punctuation tokens."""
     return _TOKEN.findall(text)

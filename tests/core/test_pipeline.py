@@ -206,3 +206,47 @@ def test_from_components_mixes_names_instances_and_classes(registry) -> None:
     assert [r.tokens[3] for r in pipe.run([corroborate()])] == ["confirm"]
     with pytest.raises(Exception, match="unknown aligner 'dif'.*Did you mean 'diff'"):
         Pipeline.from_components(decoder="synonym", aligner="dif", registry=registry)
+
+
+class _ListedDecoder(SynonymDecoder):
+    """The first of a fixed list of paraphrases that keeps the constraints."""
+
+    TEXTS = ("The panel will confirm findings .", "The panel will confirm the findings about it .", "The panel will check it .")
+
+    def decode(self, requests, nbest):
+        from spanaug_core.text import contains_phrase, tokenize
+        from spanaug_core.types import Candidate
+
+        out = []
+        for request in requests:
+            ok = [t for t in self.TEXTS if not any(contains_phrase(t, p, case_sensitive=False) for p in request.constraints.avoid)]
+            out.append([Candidate(text=t, tokens=tuple(tokenize(t)), score=-1.0) for t in ok[:1]])
+        return out
+
+
+class _ToTheEndAligner(DiffAligner):
+    """Aligns the target from its start up to the last word before the final stop."""
+
+    def align(self, items):
+        from spanaug_core.types import Alignment
+
+        spans = [(it.source_span[0], len(it.target_tokens) - 1) for it in items]
+        return [Alignment(span=s, score=0.9, candidates=((*s, 0.9),)) for s in spans]
+
+
+@pytest.mark.parametrize(("avoid_words", "second"), [(True, "The panel will check it ."), (False, "The panel will confirm the findings about it .")])
+def test_the_avoid_set_blocks_each_content_word_of_a_multiword_alignment(avoid_words: bool, second: str) -> None:
+    pipe = Pipeline(
+        decoder=_ListedDecoder(_ListedDecoder.Config()),
+        aligner=_ToTheEndAligner(_ToTheEndAligner.Config()),
+        expander=InflectExpander(InflectExpander.Config()),
+        filters=[],
+        settings=PipelineSettings(iterations=2, avoid_words=avoid_words, keep="drop"),
+    )
+    example = Example(id="e", tokens=("The", "panel", "will", "corroborate", "it", "."), spans=(Span(start=3, end=4, label="Verify"),))
+    first, then = list(pipe.run([example]))
+    assert first.text == "The panel will confirm findings ."  # aligned: "confirm findings"
+    assert then.text == second  # with avoid_words, "confirm" alone is blocked too (and "confirmed", "confirms"...)
+    if avoid_words:
+        assert {"confirm", "confirmed", "findings", "finding"} <= set(then.constraints.avoid)
+        assert "it" not in then.constraints.avoid and "will" not in then.constraints.avoid
