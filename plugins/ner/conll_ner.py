@@ -63,6 +63,11 @@ class ConllNer:
         fill: str = Field(
             default="_", min_length=1, description="value written in the middle columns (POS, chunk) of examples that have none, e.g. augmented ones"
         )
+        like: Path | None = Field(
+            default=None,
+            description="a CoNLL NER file (e.g. eng.train) whose layout examples from elsewhere are written in: "
+            "its column count, delimiter and scheme, so augmented data can be appended to it",
+        )
 
     def __init__(self, config: Config) -> None:
         self.config = config
@@ -147,8 +152,15 @@ class ConllNer:
 
     # -- writing ----------------------------------------------------------------------
     def write(self, examples: Iterable[Example], path: Path) -> int:
-        """Write examples as CoNLL NER columns; returns how many were written."""
-        width: list[int] = []  # number of middle columns, fixed by the first example that has them
+        """Write examples as CoNLL NER columns; returns how many were written.
+
+        An example read from a CoNLL NER file is written in its own layout. Others (JSONL,
+        augmented records) take the layout of ``like`` when given; otherwise the middle
+        columns of the first example that has them (filled with ``fill``), spaces and IOB2.
+        """
+        layout = self._layout(self.config.like) if self.config.like is not None else None
+        width: list[int] = [layout[0]] if layout else []  # middle columns, fixed by `like` or the first example with them
+        default_delimiter, default_scheme = (layout[1], layout[2]) if layout else (" ", "iob2")
 
         def lines(example: Example) -> Iterator[str]:
             middle = example.meta.get("columns")
@@ -156,15 +168,26 @@ class ConllNer:
                 middle = None
             elif not width:
                 width.append(len(middle[0]) if middle else 0)
-            delimiter = example.meta.get("delimiter", " ")
+            delimiter = example.meta.get("delimiter", default_delimiter)
             fill = [self.config.fill] * (width[0] if width else 0)
             ends = endings(example.meta, len(example.tokens))
-            for i, (token, tag) in enumerate(zip(example.tokens, self._tags(example), strict=True)):
+            for i, (token, tag) in enumerate(zip(example.tokens, self._tags(example, default_scheme), strict=True)):
                 yield delimiter.join([token, *(middle[i] if middle else fill), tag]) + ends[i]
 
         return write_sentences(examples, path, lines)
 
-    def _tags(self, example: Example) -> list[str]:
+    def _layout(self, like: Path) -> tuple[int, str, Scheme]:
+        """Middle-column count, delimiter and scheme of a CoNLL NER file (from its first sentence and its tags)."""
+        first = next((block for block in read_blocks(like) if block.lines and _is_sentence(block)), None)
+        if first is None:
+            raise DataError("holds no sentence to take a layout from (like=...)", path=like)
+        line = first.lines[0]
+        columns = len(line.text.split(_delimiter(line)))
+        if columns < 2:
+            raise first.error("expected at least 2 columns (token and tag) to take a layout from", line)
+        return columns - 2, _delimiter(line), self._detect(like)
+
+    def _tags(self, example: Example, default_scheme: Scheme = "iob2") -> list[str]:
         entities = [(s.start, s.end, s.label) for s in example.spans if s.role in ENTITY_ROLES]
         dropped = len(example.spans) - len(entities)
         if dropped:
@@ -175,7 +198,7 @@ class ConllNer:
         if scheme == "same":
             if isinstance(original, list) and len(original) == len(example.tokens) and decode(original) == sorted(entities):
                 return list(original)
-            scheme = example.meta["scheme"] if example.meta.get("scheme") in SCHEMES else "iob2"
+            scheme = example.meta["scheme"] if example.meta.get("scheme") in SCHEMES else default_scheme
         try:
             return encode(entities, len(example.tokens), scheme)
         except ValueError as exc:

@@ -137,6 +137,24 @@ def test_rewrite_makes_entities_targets_and_augmented_examples_write(tmp_path: P
     assert out.read_text().endswith("The _ _ O\nEU _ _ B-ORG\nsaid _ _ O\nno _ _ O\n\n")
 
 
+def test_examples_from_elsewhere_take_the_layout_of_like(tmp_path: Path) -> None:
+    # Augmented records (from JSONL) written to be appended to a CoNLL-2003 file: 4 columns, IOB1.
+    train = tmp_path / "eng.train"
+    train.write_text(IOB1)
+    augmented = Example(id="x/it1", tokens=("The", "EU", "said", "no"), spans=(Span(start=1, end=2, label="ORG", role="entity"),))
+    out = tmp_path / "aug.conll"
+    ConllNer(ConllNer.Config(like=train)).write([augmented], out)
+    assert out.read_text() == "The _ _ O\nEU _ _ I-ORG\nsaid _ _ O\nno _ _ O\n\n"
+    wnut = tmp_path / "wnut.conll"
+    wnut.write_text(WNUT)
+    ConllNer(ConllNer.Config(like=wnut)).write([augmented], out)
+    assert out.read_text() == "The\tO\nEU\tB-ORG\nsaid\tO\nno\tO\n\n"
+    empty = tmp_path / "empty.conll"
+    empty.write_text("-DOCSTART- -X- O O\n\n")
+    with pytest.raises(DataError, match="empty.conll: holds no sentence"):
+        ConllNer(ConllNer.Config(like=empty)).write([augmented], out)
+
+
 def test_overlapping_entities_cannot_be_written(tmp_path: Path) -> None:
     example = Example(id="o", tokens=("a", "b"), spans=(Span(start=0, end=2, label="X", role="entity"), Span(start=1, end=2, label="Y", role="entity")))
     with pytest.raises(DataError, match="example o: entities overlap"):
