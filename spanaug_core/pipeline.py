@@ -47,7 +47,7 @@ from spanaug_core.protocols import (
     ProgressCallback,
     ProgressEvent,
 )
-from spanaug_core.text import detokenize, find_all, is_content_word
+from spanaug_core.text import detokenize, find_all, is_content_word, tokenize
 from spanaug_core.types import AlignItem, Alignment, Augmented, Candidate, Constraints, DecodeRequest, Example, Span
 
 
@@ -321,7 +321,9 @@ def locate_kept(
             if where is not None and any(_overlaps(where, t) for t in taken):
                 where = None
         else:
-            phrase = job.tokens[sp.start : sp.end]
+            # The include phrase as the decoder saw it, tokenized as the candidate was (a
+            # corpus' "wheel - chair" was asked for, and comes back, as "wheel-chair").
+            phrase = tokenize(sp.text(job.tokens))
             where, score = None, 1.0
             for fold in (False, True):
                 where = next((m for m in find_all(cand.tokens, phrase, case_sensitive=not fold) if not any(_overlaps(m, t) for t in taken)), None)

@@ -98,14 +98,30 @@ def tokenize_with_offsets(text: str, boundaries: Iterable[int] = ()) -> Tokenize
     return Tokenized(tuple(tokens), tuple(offsets))
 
 
+def _joins_words(tokens: Sequence[str], i: int) -> bool:
+    """Whether ``tokens[i]`` is a hyphen split off a word, as in CoNLL's ``wheel - chair``.
+
+    Treebank-style corpora write a dash as ``--`` and split hyphenated words into three
+    tokens, so a lone ``-`` between two words is the hyphen of one word.
+    """
+    return (
+        tokens[i] == "-"
+        and 0 < i < len(tokens) - 1
+        and tokens[i - 1][-1:].isalnum()
+        and tokens[i + 1][:1].isalnum()
+    )
+
+
 def detokenize(tokens: Sequence[str]) -> str:
-    """Join tokens into a sentence with conventional English spacing."""
+    """Join tokens into a sentence with conventional English spacing (``wheel - chair`` -> ``wheel-chair``)."""
     out: list[str] = []
     prev: str | None = None
     open_quote = False
-    for tok in tokens:
+    for i, tok in enumerate(tokens):
         space = prev is not None
-        if tok in _NO_SPACE_BEFORE or _CLITIC.match(tok):
+        if _joins_words(tokens, i) or (i > 0 and _joins_words(tokens, i - 1)):
+            space = False
+        elif tok in _NO_SPACE_BEFORE or _CLITIC.match(tok):
             space = False
         elif tok == '"':
             # Straight quotes alternate between opening and closing.

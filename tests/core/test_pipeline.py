@@ -250,3 +250,30 @@ def test_the_avoid_set_blocks_each_content_word_of_a_multiword_alignment(avoid_w
     if avoid_words:
         assert {"confirm", "confirmed", "findings", "finding"} <= set(then.constraints.avoid)
         assert "it" not in then.constraints.avoid and "will" not in then.constraints.avoid
+
+
+class _SamePlaceAligner(DiffAligner):
+    """Aligns the target to the same token positions, whatever the lengths."""
+
+    def align(self, items):
+        from spanaug_core.types import Alignment
+
+        return [Alignment(span=it.source_span, score=0.9, candidates=((*it.source_span, 0.9),)) for it in items]
+
+
+def test_corpus_tokenization_is_undone_before_paraphrasing() -> None:
+    # CoNLL/OntoNotes split hyphenated words; the decoder sees, and must include, "wheel-chair".
+    pipe = Pipeline(
+        decoder=SynonymDecoder(SynonymDecoder.Config()),
+        aligner=_SamePlaceAligner(_SamePlaceAligner.Config()),
+        expander=InflectExpander(InflectExpander.Config()),
+        filters=[],
+        settings=PipelineSettings(iterations=1),
+    )
+    tokens = ("They", "buy", "a", "wheel", "-", "chair", ".")
+    example = Example(id="w", tokens=tokens, spans=(Span(start=1, end=2, label="Buy"), Span(start=2, end=6, label="Goods", role="argument")))
+    (record,) = pipe.run([example])
+    request = pipe.decoder.calls[0][0]
+    assert request.text == "They buy a wheel-chair." and request.constraints.include == ("a wheel-chair",)
+    assert record.text == "They purchase a wheel-chair."
+    assert record.tokens[record.spans[1].start : record.spans[1].end] == ("a", "wheel-chair")
