@@ -49,7 +49,7 @@ _SENTENCE_BREAK = re.compile(r"[.!?][\"'”’)\]]*\s+[\"'“‘(\[]*\w")
 # "The revised sentence would be:", "Paraphrase:".
 _PREAMBLE = re.compile(
     r"^\s*(?P<lead>[^:\n]{0,120}?\b(?:sentences?|versions?|paraphras\w*|rewrit\w*|rephras\w*|revised|reworded|here(?:'s| is))\b[^:\n]*):"
-    r"\s*(?P<rest>\S.*)$",
+    r"\s*(?P<rest>.*)$",
     re.IGNORECASE | re.DOTALL,
 )
 _QUOTES = "\"'“”‘’"
@@ -59,6 +59,7 @@ def strip_preamble(text: str, source: str) -> str | None:
     """The paraphrase without a chat preamble, quotes around it dropped; None when it has none.
 
     A lead-in that the source itself starts with is the source's own words, not a preamble.
+    An output that is only a lead-in ("Here's a revised version of the sentence:") gives "".
     """
     found = _PREAMBLE.match(text)
     if found is None or source.lower().startswith(found.group("lead").strip().lower()):
@@ -66,7 +67,7 @@ def strip_preamble(text: str, source: str) -> str | None:
     rest = found.group("rest").strip()
     if len(rest) > 1 and rest[0] in _QUOTES and rest[-1] in _QUOTES:
         rest = rest[1:-1].strip()
-    return rest or None
+    return rest
 
 
 def sentence_breaks(text: str) -> int:
@@ -158,7 +159,8 @@ class _HFDecoder:
         for ids, logprob, length in hyps:
             text = self.adapter.decode(ids)
             if self.config.strip_preamble and (stripped := strip_preamble(text, request.text)) is not None:
-                # The constraints and checks below then judge the paraphrase alone.
+                # The constraints and checks below then judge the paraphrase alone; a bare
+                # lead-in leaves nothing and is dropped.
                 self.stats["preamble"] += 1
                 text = stripped
             if not text or text in seen:

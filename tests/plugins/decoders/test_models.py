@@ -182,6 +182,7 @@ def test_hypotheses_with_an_extra_sentence_are_not_returned(llama, monkeypatch):
         ("The revised sentence would be: The team will back the account.", "The team will back the account."),
         ("Here's a revised version of the original sentence: \"The team will back the account.\"", "The team will back the account."),
         ("Paraphrase: The team will back the account.", "The team will back the account."),
+        ("Here's a revised version of the sentence with a focus on clarity and concision:", ""),  # nothing after it
         ("The team will back the account.", None),
         ("Note: the team will back the account.", None),  # no lead-in word: a colon of the sentence's own
     ],
