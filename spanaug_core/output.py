@@ -117,7 +117,9 @@ class RunStore:
     def _check_same_config(self) -> None:
         before = self.manifest.get("fingerprint", {})
         now = self.config.fingerprint()
-        changed = sorted(k for k in set(before) | set(now) if before.get(k) != now.get(k))
+        # A setting added to spanaug after the run started counts as its default then.
+        defaults = type(self.config)().fingerprint()
+        changed = sorted(k for k in set(before) | set(now) if before.get(k, defaults.get(k)) != now.get(k))
         if changed:
             raise RunStateError(
                 f"cannot resume {self.dir}: the run config differs in {', '.join(changed)} "

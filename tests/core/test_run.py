@@ -187,3 +187,16 @@ def test_a_failed_run_with_committed_work_still_needs_resume(run_registry, tmp_p
     manifest_path.write_text(json.dumps({**manifest, "status": "failed"}))
     with pytest.raises(RunStateError, match="already holds a run"):
         execute(config, registry=run_registry)
+
+
+def test_a_setting_added_since_the_run_started_does_not_block_its_resume(run_registry, tmp_path) -> None:
+    config = config_for(tmp_path)
+    execute(config, registry=run_registry)
+    manifest_path = tmp_path / "out" / "manifest.json"
+    manifest = json.loads(manifest_path.read_text())
+    del manifest["fingerprint"]["avoid_words"]  # as a manifest written before the setting existed
+    manifest_path.write_text(json.dumps(manifest))
+    assert execute(config, registry=run_registry, resume=True).status == "completed"
+    other = config_for(tmp_path, avoid_words=False)
+    with pytest.raises(RunStateError, match="differs in avoid_words"):
+        execute(other, registry=run_registry, resume=True)
