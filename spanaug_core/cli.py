@@ -10,6 +10,7 @@ line and exit status 2; set ``SPANAUG_DEBUG=1`` to see tracebacks instead.
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -76,7 +77,7 @@ def run_command(
     """
     from spanaug_core.config import load_run_config
     from spanaug_core.console import progress_callback
-    from spanaug_core.run import execute
+    from spanaug_core.run import execute, signals_as_interrupts
 
     settings = {p.name: p.setting for p in click.get_current_context().command.params if isinstance(p, SettingOption)}
     dotted = {settings[k]: v for k, v in flags.items()}
@@ -84,7 +85,7 @@ def run_command(
         dotted["filters"] = list(filters)
     config = load_run_config(config_file, dotted, assignments)
     try:
-        with progress_callback("examples", enabled=progress) as on_progress:
+        with signals_as_interrupts(), progress_callback("examples", enabled=progress) as on_progress:
             summary = execute(config, resume=resume, progress=on_progress)
     except KeyboardInterrupt:
         note(f"interrupted: {config.output} holds every record committed so far; continue with --resume")
@@ -347,9 +348,11 @@ def main(argv: list[str] | None = None) -> int:
     except click.ClickException as exc:
         exc.show()
         return exc.exit_code
-    except (click.exceptions.Abort, KeyboardInterrupt):
+    except (click.exceptions.Abort, KeyboardInterrupt) as exc:
         # click turns Ctrl-C into Abort; the command has already said what it left behind.
-        return 130
+        # A SIGTERM/SIGHUP exits as the shell reports a death by that signal (143, 129).
+        cause = exc if isinstance(exc, KeyboardInterrupt) else exc.__context__
+        return 128 + getattr(cause, "signum", signal.SIGINT)
     except SpanaugError as exc:
         if debug:
             raise

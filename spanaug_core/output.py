@@ -8,11 +8,18 @@ still in progress (``progress.in_flight``): the *commit*. ``--resume`` truncates
 back to the last commit, skips the examples it had read and restores the ones in
 progress, so no record is lost or written twice and the output equals an uninterrupted
 run's. A kill loses the work since the last commit, plus the decoding then in flight. A
-Ctrl-C leaves whole lines and a manifest that says ``interrupted``.
+Ctrl-C (or SIGTERM, SIGHUP from the CLI) leaves whole lines and a manifest that says
+``interrupted``.
+
+One process at a time writes a folder: opening it takes an exclusive lock on
+``.spanaug.lock`` (``flock``), which names the process holding it. The operating system
+drops the lock when that process ends however it ends, so a killed run's folder is never
+left locked.
 """
 
 from __future__ import annotations
 
+import fcntl
 import importlib.metadata
 import json
 import os
@@ -31,6 +38,7 @@ from spanaug_core.types import Augmented
 AUGMENTED = "augmented.jsonl"
 REJECTED = "rejected.jsonl"
 MANIFEST = "manifest.json"
+LOCK = ".spanaug.lock"
 _VERSIONED = ("spanaug", "pydantic", "pluggy", "torch", "transformers", "lemminflect")
 
 
@@ -59,10 +67,25 @@ class RunStore:
         self._t0 = time.monotonic()
         self._last_commit = self._t0
         self._elapsed_before = 0.0
+        self._lock: IO[str] | None = None
 
     # -- opening --------------------------------------------------------------------
     def open(self, resume: bool) -> dict[str, Any]:
-        """Prepare the folder; returns the committed progress to resume from (empty when fresh)."""
+        """Lock and prepare the folder; returns the committed progress to resume from (empty when fresh)."""
+        if self.dir.exists() and not self.dir.is_dir():
+            raise RunStateError(f"--output {self.dir} is a file; name a folder for the run")
+        try:
+            self.dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise RunStateError(f"cannot create the output folder {self.dir}: {exc.strerror}") from None
+        self._take_lock()
+        try:
+            return self._prepare(resume)
+        except BaseException:
+            self.release()
+            raise
+
+    def _prepare(self, resume: bool) -> dict[str, Any]:
         manifest_path = self.dir / MANIFEST
         previous = manifest_path.exists() and not self._failed_before_any_work(manifest_path)
         if previous and not resume:
@@ -72,7 +95,6 @@ class RunStore:
             )
         if not manifest_path.exists() and (self.dir / AUGMENTED).exists():
             raise RunStateError(f"{self.dir} has {AUGMENTED} but no {MANIFEST}: it is not a spanaug run folder")
-        self.dir.mkdir(parents=True, exist_ok=True)
         committed: dict[str, Any] = {}
         if previous:
             self.manifest = _read_manifest(manifest_path)
@@ -98,6 +120,24 @@ class RunStore:
         self.manifest.update(status="running", versions=_versions(), resumed=bool(committed))
         self._write_manifest(committed or {"examples_done": 0, "last_example_id": None}, None)
         return committed
+
+    def _take_lock(self) -> None:
+        """Hold the folder's lock until ``finish``; refuse when another live process holds it."""
+        handle = (self.dir / LOCK).open("a+", encoding="utf-8")
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.seek(0)
+            holder = handle.read().strip() or "another process"
+            handle.close()
+            raise RunStateError(
+                f"{self.dir} is being written by {holder}; wait for it to end (or stop it), or choose another --output"
+            ) from None
+        handle.seek(0)
+        handle.truncate()
+        handle.write(f"process {os.getpid()} on {platform.node()} since {_now()}\n")
+        handle.flush()
+        self._lock = handle
 
     @staticmethod
     def _failed_before_any_work(manifest_path: Path) -> bool:
@@ -187,6 +227,13 @@ class RunStore:
         for fh in self._files.values():
             fh.close()
         self._files.clear()
+        self.release()
+
+    def release(self) -> None:
+        """Let another process open the folder (``finish`` does this; so does the process ending)."""
+        if self._lock is not None:
+            self._lock.close()  # closing the descriptor drops the flock
+            self._lock = None
 
     def _write_manifest(self, progress: dict[str, Any], counts: dict[str, Any] | None) -> None:
         self.manifest["progress"] = progress

@@ -7,12 +7,19 @@ Every component is built (and its options validated) before any output is touche
 typo in a config costs nothing. On resume the examples the last commit had read are
 skipped (the id of the last one is checked, so that a changed input file is caught) and
 the ones it had in progress are restored into the pipeline.
+
+SIGTERM (``docker stop``, Slurm, Kubernetes) and SIGHUP (a closed terminal) end a run the
+way Ctrl-C does inside ``signals_as_interrupts``, which ``spanaug run`` uses: the run
+commits, says ``interrupted`` and can be resumed.
 """
 
 from __future__ import annotations
 
 import itertools
+import signal
+import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,6 +31,39 @@ from spanaug_core.pipeline import Checkpoint
 from spanaug_core.plugins import Registry, default_registry
 from spanaug_core.protocols import Execution, ProgressCallback
 from spanaug_core.types import Example
+
+
+class Terminated(KeyboardInterrupt):
+    """A SIGTERM or SIGHUP, raised as an interrupt so that a run ends as it does after Ctrl-C."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+@contextmanager
+def signals_as_interrupts() -> Iterator[None]:
+    """Inside, SIGTERM and SIGHUP raise ``Terminated`` in the main thread (elsewhere: no change).
+
+    The first one raises; later ones are ignored until the block ends, so that the run's
+    last commit is not itself interrupted.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught = (signal.SIGTERM, signal.SIGHUP)
+
+    def interrupt(signum: int, frame: Any) -> None:
+        for sig in caught:
+            signal.signal(sig, signal.SIG_IGN)
+        raise Terminated(signum)
+
+    previous = {sig: signal.signal(sig, interrupt) for sig in caught}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 @dataclass(frozen=True)

@@ -111,3 +111,97 @@ def test_twenty_random_sigkills_lose_at_most_a_commit_interval_and_resume_exactl
     for key in ("examples", "jobs", "accepted", "rejected", "stopped"):
         assert manifest["counts"][key] == reference["counts"][key], key
     assert os.path.getsize(out / "augmented.jsonl") > 0
+
+
+CLI_CHILD = """
+import sys, time
+sys.path.insert(0, {tests!r})
+import spanaug_core.plugins, spanaug_core.run, spanaug_expanders, spanaug_jsonl
+from doubles import DoublesPlugin, SynonymDecoder
+from spanaug_core.plugins import Registry
+
+original = SynonymDecoder.decode
+
+def slow(self, requests, nbest):
+    time.sleep(0.01 * len(requests))
+    return original(self, requests, nbest)
+
+SynonymDecoder.decode = slow
+registry = Registry(entry_points=False)
+for plugin, name in ((spanaug_jsonl, "jsonl"), (spanaug_expanders, "expanders"), (DoublesPlugin(), "doubles")):
+    registry.add_plugin(plugin, name)
+spanaug_core.plugins.default_registry = lambda: registry
+spanaug_core.run.default_registry = lambda: registry
+from spanaug_expanders.inflect import InflectExpander
+InflectExpander(InflectExpander.Config()).expand("buy")
+print("ready", flush=True)
+from spanaug_core.cli import main
+args = ["run", "--dataset", "jsonl", "--input", sys.argv[1], "--output", sys.argv[2], "--decoder", "synonym",
+        "--aligner", "diff", "--iterations", "4", "--batch-size", "3", "--set", "commit_every_s={commit}", "--no-progress"]
+sys.exit(main(args + (["--resume"] if sys.argv[3] == "resume" else [])))
+"""
+
+
+def _running(out: Path, timeout: float = 30.0) -> dict:
+    """The manifest once the run has committed progress (it holds the folder's lock by then)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            manifest = json.loads((out / "manifest.json").read_text())
+        except (OSError, ValueError):
+            manifest = {}
+        if manifest.get("status") == "running" and manifest.get("progress", {}).get("examples_read"):
+            return manifest
+        time.sleep(0.05)
+    raise AssertionError("the child run never committed progress")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("signum", "status"), [(signal.SIGTERM, 143), (signal.SIGHUP, 129)])
+def test_sigterm_and_sighup_end_a_run_as_ctrl_c_does(tmp_path, signum, status) -> None:
+    script = tmp_path / "cli_child.py"
+    script.write_text(CLI_CHILD.format(tests=str(TESTS), commit=COMMIT_S))
+    data = write_examples(tmp_path / "in.jsonl", 60)
+    ref = start(script, data, tmp_path / "ref", "fresh")
+    assert ref.wait(timeout=300) == 0, ref.stderr.read() if ref.stderr else ""
+
+    child = start(script, data, tmp_path / "out", "fresh")
+    _running(tmp_path / "out")
+    child.send_signal(signum)
+    assert child.wait(timeout=60) == status
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    assert manifest["status"] == "interrupted"
+    assert "continue with --resume" in child.stderr.read()
+    resumed = start(script, data, tmp_path / "out", "resume")
+    assert resumed.wait(timeout=300) == 0
+    for name in ("augmented.jsonl", "rejected.jsonl"):
+        assert (tmp_path / "out" / name).read_bytes() == (tmp_path / "ref" / name).read_bytes(), name
+
+
+@pytest.mark.slow
+def test_a_live_run_locks_its_folder_and_a_killed_one_does_not(tmp_path) -> None:
+    import spanaug_expanders
+    import spanaug_jsonl
+    from doubles import DoublesPlugin
+
+    from spanaug_core.config import load_run_config
+    from spanaug_core.errors import RunStateError
+    from spanaug_core.plugins import Registry
+    from spanaug_core.run import execute
+
+    script = tmp_path / "cli_child.py"
+    script.write_text(CLI_CHILD.format(tests=str(TESTS), commit=COMMIT_S))
+    data = write_examples(tmp_path / "in.jsonl", 60)
+    out = tmp_path / "out"
+    child = start(script, data, out, "fresh")
+    _running(out)
+    registry = Registry(entry_points=False)
+    for plugin, name in ((spanaug_jsonl, "jsonl"), (spanaug_expanders, "expanders"), (DoublesPlugin(), "doubles")):
+        registry.add_plugin(plugin, name)
+    config = load_run_config(None, {"dataset.name": "jsonl", "input": str(data), "output": str(out), "decoder.name": "synonym",
+                                    "aligner.name": "diff", "iterations": 4, "batch_size": 3, "commit_every_s": COMMIT_S})
+    with pytest.raises(RunStateError, match=f"is being written by process {child.pid} "):
+        execute(config, resume=True, registry=registry)
+    child.send_signal(signal.SIGKILL)
+    child.wait()
+    assert execute(config, resume=True, registry=registry).status == "completed"  # the dead process's lock is gone
