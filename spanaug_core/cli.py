@@ -1,7 +1,7 @@
 """The ``spanaug`` command: core sub-commands plus whatever plugins add.
 
-The core owns ``run``, ``list``, ``models`` and ``convert``, and ``train --trainer NAME``
-(any registered trainer); ``train`` and ``eval`` are also groups that plugins fill
+The core owns ``run``, ``list`` and ``convert``, and ``train --trainer NAME`` (any
+registered trainer); ``train`` and ``eval`` are also groups that plugins fill
 (``spanaug train aligner``, ``spanaug eval framenet-lus``). Plugins add
 commands through the ``register_commands(cli)`` hook. A ``SpanaugError`` becomes one red
 line and exit status 2; set ``SPANAUG_DEBUG=1`` to see tracebacks instead.
@@ -141,44 +141,6 @@ def _option_lines(config: type) -> list[str]:
         extra = f" - {info.description}" if info.description else ""
         lines.append(f"{field_name}: {type_name} = {default}{extra}")
     return lines or ["(no options)"]
-
-
-@cli.group("models")
-def models_group() -> None:
-    """List, fetch and locate model presets (cached under $SPANAUG_HOME, default ~/.cache/spanaug)."""
-
-
-@models_group.command("list")
-def models_list() -> None:
-    """Show every preset the plugins register, its source and whether it is cached."""
-    from rich.table import Table
-
-    from spanaug_core.plugins import default_registry
-
-    table = Table("preset", "role", "cached", "source", "description")
-    for preset in default_registry().presets().values():
-        table.add_row(preset.name, preset.role, "yes" if preset.cached() else "no", preset.sources, preset.description)
-    out_console.print(table)
-
-
-@models_group.command("fetch")
-@click.argument("name")
-def models_fetch(name: str) -> None:
-    """Fetch a preset into the cache (sha256 verified) and print its path."""
-    from spanaug_core.console import progress_callback
-    from spanaug_core.plugins import default_registry
-
-    preset = default_registry().preset(name)
-    with progress_callback(unit="packages") as progress:
-        path = preset.fetch(progress)
-    click.echo(str(path))
-
-
-@models_group.command("path")
-@click.argument("name")
-def models_path(name: str) -> None:
-    """Print a preset's cached path, fetching it first if needed."""
-    models_fetch.callback(name)  # type: ignore[misc]
 
 
 EXISTING_PATH = click.Path(exists=True, path_type=Path)

