@@ -144,6 +144,9 @@ def _option_lines(config: type) -> list[str]:
 
 
 EXISTING_PATH = click.Path(exists=True, path_type=Path)
+# Every command that writes a file takes this flag: outputs are written all or nothing
+# (spanaug_core.files.atomic_output) and an existing one is refused without it.
+overwrite_option = click.option("--overwrite", is_flag=True, help="replace the output if it exists")
 
 
 def component_options(assignments: tuple[str, ...], components: tuple[str, ...]) -> dict[str, dict[str, object]]:
@@ -243,6 +246,7 @@ def eval_group() -> None:
 @click.option("--sample", type=click.IntRange(min=1), help="write a random sample of N examples (in input order) instead of all")
 @click.option("--seed", type=int, default=0, show_default=True, help="random seed of --sample")
 @click.option("--rest", type=click.Path(path_type=Path), help="with --sample: write the examples not sampled here (same format)")
+@overwrite_option
 @click.pass_context
 def convert_group(
     ctx: click.Context,
@@ -255,10 +259,13 @@ def convert_group(
     sample: int | None,
     seed: int,
     rest: Path | None,
+    overwrite: bool,
 ) -> None:
     """Convert a dataset between formats: `spanaug convert --dataset conll-ner --input eng.train --to jsonl --output x.jsonl`.
 
-    Plugins add other conversions as sub-commands (e.g. `spanaug convert word-alignments`).
+    The output appears only when the conversion succeeded (it is written under a temporary
+    name first); an existing output is refused unless --overwrite. Plugins add other
+    conversions as sub-commands (e.g. `spanaug convert word-alignments`).
     """
     if ctx.invoked_subcommand is not None:
         return
@@ -276,8 +283,11 @@ def convert_group(
         raise SpanaugError(f"dataset '{to}' cannot write; datasets that can: {', '.join(writers)}")
     if rest is not None and sample is None:
         raise click.UsageError("--rest needs --sample")
+    from spanaug_core.files import atomic_output
+
     if sample is None:
-        count = writer.write(reader.read(input_path), output)
+        with atomic_output(output, overwrite) as partial:
+            count = writer.write(reader.read(input_path), partial)
     else:
         import random
 
@@ -286,9 +296,11 @@ def convert_group(
         if sample > len(examples):
             raise SpanaugError(f"--sample {sample}: {input_path} holds only {len(examples)} examples")
         chosen = set(random.Random(seed).sample(range(len(examples)), sample))
-        count = writer.write((e for i, e in enumerate(examples) if i in chosen), output)
+        with atomic_output(output, overwrite) as partial:
+            count = writer.write((e for i, e in enumerate(examples) if i in chosen), partial)
         if rest is not None:
-            others = writer.write((e for i, e in enumerate(examples) if i not in chosen), rest)
+            with atomic_output(rest, overwrite) as partial:
+                others = writer.write((e for i, e in enumerate(examples) if i not in chosen), partial)
             note(f"wrote the other {others} examples to {rest}")
     note(f"wrote {count} examples to {output}")
 

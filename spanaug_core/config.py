@@ -124,9 +124,12 @@ class RunConfig(PipelineSettings):
 
 def load_file(path: Path) -> dict[str, Any]:
     """Read a TOML or YAML config file into a plain dict."""
-    if not path.exists():
-        raise ConfigError(f"config file {path} does not exist")
-    text = path.read_text(encoding="utf-8")
+    if not path.is_file():
+        raise ConfigError(f"config file {path} {'is a folder' if path.is_dir() else 'does not exist'}")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"config file {path}: not valid UTF-8 (byte {exc.start + 1}); save it as UTF-8") from None
     try:
         if path.suffix.lower() == ".toml":
             data = tomllib.loads(text)

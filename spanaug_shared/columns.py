@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from spanaug_core.errors import DataError
+from spanaug_core.files import read_lines
 from spanaug_core.types import Example
 
 _WHITESPACE_RUN = re.compile(r"(\s+)")
@@ -49,20 +50,17 @@ class Block:
 
 def read_blocks(path: Path) -> Iterator[Block]:
     """Stream the blocks of a column file; the last one yielded holds only the file's tail."""
-    if not path.is_file():
-        raise DataError("expected a column file (CoNLL format), found no such file", path=path)
     before: list[str] = []
     lines: list[Line] = []
-    with path.open(encoding="utf-8", newline="") as handle:
-        for number, raw in enumerate(handle, start=1):
-            text = raw.rstrip("\r\n")
-            if not text.strip():
-                if lines:
-                    yield Block(lines, "".join(before), path)
-                    before, lines = [], []
-                before.append(raw)
-            else:
-                lines.append(Line(number, text, raw[len(text) :]))
+    for number, raw in read_lines(path, newline=""):
+        text = raw.rstrip("\r\n")
+        if not text.strip():
+            if lines:
+                yield Block(lines, "".join(before), path)
+                before, lines = [], []
+            before.append(raw)
+        else:
+            lines.append(Line(number, text, raw[len(text) :]))
     if lines:
         yield Block(lines, "".join(before), path)
         before = []

@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from spanaug_core.errors import DataError
+from spanaug_core.files import read_lines
 
 Model = TypeVar("Model", bound=BaseModel)
 
@@ -26,15 +27,14 @@ def problem(exc: ValidationError) -> str:
     return f"{where}: {first['msg']}" if where else first["msg"]
 
 
-def objects(path: Path) -> Iterator[tuple[int, Any]]:
-    """``(line number, decoded object)`` of every non-blank line; invalid JSON names the line."""
-    with Path(path).open(encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if line.strip():
-                try:
-                    yield lineno, json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise DataError(f"invalid JSON ({exc.msg} at column {exc.colno})", path, lineno) from None
+def objects(path: Path, encoding: str = "utf-8") -> Iterator[tuple[int, Any]]:
+    """``(line number, decoded object)`` of every non-blank line; invalid JSON or bytes name the line."""
+    for lineno, line in read_lines(Path(path), encoding):
+        if line.strip():
+            try:
+                yield lineno, json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise DataError(f"invalid JSON ({exc.msg} at column {exc.colno})", path, lineno) from None
 
 
 def read_models(path: Path, model: type[Model], what: str) -> list[Model]:

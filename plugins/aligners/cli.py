@@ -15,7 +15,9 @@ from typing import Any
 
 import click
 
+from spanaug_core.cli import overwrite_option
 from spanaug_core.console import note, out_console, progress_callback
+from spanaug_core.files import atomic_output
 
 PATH = click.Path(path_type=Path)
 EXISTING = click.Path(exists=True, dir_okay=False, path_type=Path)
@@ -49,7 +51,8 @@ def _prediction(pair: Any, alignment: Any) -> dict[str, Any]:
 @click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="an option of the aligner")
 @click.option("--output", type=PATH, help="write each item with pred_span, score and candidates")
 @click.option("--metrics", type=PATH, help="write the scores as JSON")
-def eval_align(name: str, gold: Path, sets: tuple[str, ...], output: Path | None, metrics: Path | None) -> None:
+@overwrite_option
+def eval_align(name: str, gold: Path, sets: tuple[str, ...], output: Path | None, metrics: Path | None, overwrite: bool) -> None:
     """Exact and soft span P/R/F1 of an aligner on gold items, overall and per kind, and pairs/s."""
     from rich.table import Table
 
@@ -71,7 +74,8 @@ def eval_align(name: str, gold: Path, sets: tuple[str, ...], output: Path | None
         table.add_row(subset, str(int(s["items"])), *(f"{v:.1f}" for v in values))
     out_console.print(table)
     if output is not None:
-        write_pairs((_prediction(p, a) for p, a in zip(pairs, alignments)), output)
+        with atomic_output(output, overwrite) as partial:
+            write_pairs((_prediction(p, a) for p, a in zip(pairs, alignments)), partial)
         note(f"wrote predictions to {output}")
     if metrics is not None:
         metrics.parent.mkdir(parents=True, exist_ok=True)
@@ -85,13 +89,15 @@ def eval_align(name: str, gold: Path, sets: tuple[str, ...], output: Path | None
 @click.option("--input", "input_path", required=True, type=EXISTING, help="span-alignment JSONL (gold_span optional)")
 @click.option("--output", required=True, type=PATH, help="the input lines with pred_span, score and candidates")
 @click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="an option of the aligner")
-def align_command(name: str, input_path: Path, output: Path, sets: tuple[str, ...]) -> None:
+@overwrite_option
+def align_command(name: str, input_path: Path, output: Path, sets: tuple[str, ...], overwrite: bool) -> None:
     """Align the source span of every input line to its target sentence."""
     from spanaug_aligners.pairs import read_pairs, write_pairs
 
     pairs = list(read_pairs(input_path))
     alignments = _aligner(name, sets).align([p.item for p in pairs])
-    count = write_pairs((_prediction(p, a) for p, a in zip(pairs, alignments)), output)
+    with atomic_output(output, overwrite) as partial:
+        count = write_pairs((_prediction(p, a) for p, a in zip(pairs, alignments)), partial)
     note(f"aligned {count} items into {output}")
 
 
@@ -102,8 +108,9 @@ def align_command(name: str, input_path: Path, output: Path, sets: tuple[str, ..
 @click.option("--max-len", default=3, show_default=True, help="longest source span")
 @click.option("--max-per-pair", type=int, help="keep a seeded sample of at most N items per sentence pair")
 @click.option("--seed", default=0, show_default=True)
+@overwrite_option
 def convert_word_alignments(
-    inputs: tuple[Path, ...], fmt: str, output: Path, max_len: int, max_per_pair: int | None, seed: int
+    inputs: tuple[Path, ...], fmt: str, output: Path, max_len: int, max_per_pair: int | None, seed: int, overwrite: bool
 ) -> None:
     """Derive span-alignment items from word-alignment gold (MultiMWA TSV, jacana JSON)."""
     from collections import Counter
@@ -113,7 +120,8 @@ def convert_word_alignments(
 
     kinds: Counter[str] = Counter()
     items = (p for path in inputs for p in convert(read_word_alignments(path, fmt), max_len, max_per_pair, seed))
-    count = write_pairs(_counted(items, kinds), output)
+    with atomic_output(output, overwrite) as partial:
+        count = write_pairs(_counted(items, kinds), partial)
     note(f"wrote {count} items to {output} ({', '.join(f'{k} {v}' for k, v in sorted(kinds.items()))})")
 
 
@@ -174,9 +182,10 @@ def train_aligner(data: Path, dev: Path, out: Path, cache_dir: Path | None, **op
 @click.option("--max-sentences", type=int, help="use only the first N sentences")
 @click.option("--skip-sentences", default=0, show_default=True, help="skip the first N sentences (to make a disjoint dev set)")
 @click.option("--seed", default=0, show_default=True)
+@overwrite_option
 def make_align_data(
     input_path: Path, output: Path, wordnet: Path | None, decoder: str | None, model: str | None, nbest: int,
-    per_sentence: int, max_sentences: int | None, skip_sentences: int, seed: int,
+    per_sentence: int, max_sentences: int | None, skip_sentences: int, seed: int, overwrite: bool,
 ) -> None:
     """Self-supervised span-alignment items from raw text (WordNet substitutes, optional paraphraser)."""
     from collections import Counter
@@ -194,7 +203,7 @@ def make_align_data(
 
         dec = default_registry().create("decoder", decoder, **({"model": model} if model else {}))
     kinds: Counter[str] = Counter()
-    with progress_callback("sentences") as progress:
+    with progress_callback("sentences") as progress, atomic_output(output, overwrite) as partial:
         items = generate(chosen, load_wordnet(wordnet or default_wordnet_dir()), seed, per_sentence, decoder=dec, nbest=nbest, progress=progress)
-        count = write_pairs(_counted(items, kinds), output)
+        count = write_pairs(_counted(items, kinds), partial)
     note(f"wrote {count} items from {len(chosen)} sentences to {output} ({', '.join(f'{k} {v}' for k, v in sorted(kinds.items()))})")

@@ -19,7 +19,9 @@ from pydantic import Field, ValidationError
 from spanaug_core.errors import ConfigError, DataError
 from spanaug_core.protocols import ComponentConfig
 from spanaug_core.text import tokenize
+from spanaug_core.files import input_file, read_lines
 from spanaug_core.types import Example
+from spanaug_shared.jsonlines import objects
 
 _KNOWN = {"id", "tokens", "text", "spans", "meta"}
 
@@ -76,32 +78,21 @@ class JsonlDataset:
     def _path(self, path: Path | None) -> Path:
         if path is None:
             raise ConfigError("dataset 'jsonl' needs an input file (--input FILE.jsonl)")
-        path = Path(path)
-        if not path.is_file():
-            raise DataError("no such file", path=path)
-        return path
+        return input_file(path)
 
     def read(self, path: Path | None) -> Iterator[Example]:
         path = self._path(path)
-        with path.open(encoding=self.config.encoding) as fh:
-            for lineno, line in enumerate(fh, 1):
-                if not line.strip():
-                    continue
-                try:
-                    obj = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise DataError(f"invalid JSON ({exc.msg} at column {exc.colno})", path, lineno) from None
-                try:
-                    yield example_from_json(obj, default_id=f"{path.stem}-{lineno}")
-                except ValidationError as exc:
-                    raise DataError(f"not a valid example: {_describe(exc)}", path, lineno) from None
-                except ValueError as exc:
-                    raise DataError(str(exc), path, lineno) from None
+        for lineno, obj in objects(path, self.config.encoding):
+            try:
+                yield example_from_json(obj, default_id=f"{path.stem}-{lineno}")
+            except ValidationError as exc:
+                raise DataError(f"not a valid example: {_describe(exc)}", path, lineno) from None
+            except ValueError as exc:
+                raise DataError(str(exc), path, lineno) from None
 
     def count(self, path: Path | None) -> int:
         """Number of non-blank lines (the progress bar's total)."""
-        with self._path(path).open(encoding=self.config.encoding) as fh:
-            return sum(1 for line in fh if line.strip())
+        return sum(1 for _, line in read_lines(self._path(path), self.config.encoding) if line.strip())
 
     def write(self, examples: Iterable[Example], path: Path) -> int:
         path = Path(path)

@@ -16,8 +16,10 @@ from typing import Any
 
 import click
 
+from spanaug_core.cli import overwrite_option
 from spanaug_core.console import err_console, note, out_console
 from spanaug_core.errors import DataError, SpanaugError
+from spanaug_core.files import atomic_output
 from spanaug_core.types import Example
 
 EXISTING = click.Path(exists=True, dir_okay=False, path_type=Path)
@@ -109,7 +111,8 @@ def export_command(run_dir: Path, output: Path, per_item: int, gold: Path | None
 @click.argument("answers", nargs=-1, required=True, type=EXISTING)
 @click.option("--tasks", "tasks_dir", required=True, type=click.Path(exists=True, file_okay=False, path_type=Path), help="the folder `spanaug judge export` wrote")
 @click.option("--output", required=True, type=click.Path(dir_okay=False, path_type=Path), help="judgments JSONL to write (what `spanaug train filter` reads)")
-def import_command(answers: tuple[Path, ...], tasks_dir: Path, output: Path) -> None:
+@overwrite_option
+def import_command(answers: tuple[Path, ...], tasks_dir: Path, output: Path, overwrite: bool) -> None:
     """Aggregate answer files (.jsonl from the page, or .csv annotator,item,score) into judgments."""
     from rich.table import Table
 
@@ -140,5 +143,6 @@ def import_command(answers: tuple[Path, ...], tasks_dir: Path, output: Path) -> 
     unjudged = sum(len(t.items) for t in tasks.tasks) - len(results)
     if short or unjudged:
         _warn(f"{short} items have fewer than the {tasks.judgments_per_item} judgments wanted and {unjudged} have none")
-    count = write_judgments(results, output)
+    with atomic_output(output, overwrite) as partial:
+        count = write_judgments(results, partial)
     note(f"wrote {count} judged system outputs to {output}")

@@ -12,7 +12,9 @@ from pathlib import Path
 
 import click
 
+from spanaug_core.cli import overwrite_option
 from spanaug_core.console import note
+from spanaug_core.files import atomic_output
 from spanaug_shared.trained import trainer_of
 
 @click.command("predict")
@@ -28,8 +30,9 @@ from spanaug_shared.trained import trainer_of
     "--set", "assignments", multiple=True, metavar="KEY=VALUE",
     help="dataset.OPTION=V (the input dataset) or trainer.OPTION=V (e.g. device)",
 )
+@overwrite_option
 def predict_command(
-    model_dir: Path, dataset: str, input_path: Path, output: Path, to: str | None, assignments: tuple[str, ...]
+    model_dir: Path, dataset: str, input_path: Path, output: Path, to: str | None, assignments: tuple[str, ...], overwrite: bool
 ) -> None:
     """Tag a dataset file with a trained model (`spanaug train --trainer ...`) and write the result."""
     from spanaug_core.cli import component_options
@@ -47,5 +50,6 @@ def predict_command(
         writer = registry.create("dataset", to)
         if not isinstance(writer, DatasetWriter):
             raise SpanaugError(f"dataset '{to}' cannot write; pick one that can (e.g. jsonl)")
-    count = writer.write(trainer.predict(model_dir, reader.read(input_path)), output)
+    with atomic_output(output, overwrite) as partial:
+        count = writer.write(trainer.predict(model_dir, reader.read(input_path)), partial)
     note(f"tagged {count} examples with {model_dir} ({trainer.name}) into {output}")

@@ -90,13 +90,18 @@ def test_what_framenet_cannot_hold_is_an_error_and_what_came_before_stays_readab
     orphan = PICKED.model_copy(update={"id": "fn-2", "spans": (*PICKED.spans, Span(start=6, end=7, label="Theme", role="argument", group="701"))})
     jsonl, release = tmp_path / "in.jsonl", tmp_path / "fn"
     JsonlDataset(JsonlDataset.Config()).write([PICKED, orphan, PICKED], jsonl)
-    assert convert_to_framenet(jsonl, release) == 2
-    message = capsys.readouterr().err
-    assert "example 2 ('fn-2'): argument span 4 (Theme) has no target span in its group '701'" in " ".join(message.split())
+    # The writer closes and indexes what it wrote before the error...
+    with pytest.raises(DataError, match="argument span 4 \\(Theme\\) has no target span in its group '701'"):
+        framenet().write([PICKED, orphan, PICKED], release)
     assert [e.id for e in framenet().read(release)] == [PICKED.id]  # closed, indexed, no .part left
     assert sorted(p.name for p in (release / "fulltext").iterdir()) == ["spanaug.xml"]
     with pytest.raises(RunStateError, match="already holds a FrameNet release"):
         framenet().write([PICKED], release)
+    # ...and `spanaug convert` puts nothing in place when the conversion fails.
+    converted = tmp_path / "converted"
+    assert convert_to_framenet(jsonl, converted) == 2
+    assert "example 2 ('fn-2'): argument span 4 (Theme) has no target span" in " ".join(capsys.readouterr().err.split())
+    assert not converted.exists() and [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
 
 
 @pytest.mark.parametrize(

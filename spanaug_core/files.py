@@ -1,0 +1,92 @@
+"""Files in and out, with errors a user can act on and nothing left half-written.
+
+Reading: ``input_file`` says what is wrong with a path (missing, a folder) and
+``read_lines`` yields numbered lines, turning undecodable bytes into a ``DataError`` that
+names the file, the line and the byte. Writing: ``atomic_output`` hands out a temporary
+path next to the target and renames it into place only when the writer finished, so an
+error (or Ctrl-C) leaves the target as it was; an existing target is refused unless the
+caller allows overwriting.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from spanaug_core.errors import DataError, SpanaugError
+
+
+def input_file(path: Path | str) -> Path:
+    """``path`` when it is a readable file; else a ``DataError`` saying what it is instead."""
+    path = Path(path)
+    if path.is_dir():
+        raise DataError("is a folder; expected a file", path=path)
+    if not path.is_file():
+        raise DataError("no such file", path=path)
+    return path
+
+
+def read_lines(path: Path, encoding: str = "utf-8", newline: str | None = None) -> Iterator[tuple[int, str]]:
+    """``(line number, line)`` of a text file, line endings kept (``newline=""`` keeps them verbatim)."""
+    path = input_file(path)
+    with path.open(encoding=encoding, newline=newline) as handle:
+        number = 0
+        try:
+            for number, line in enumerate(handle, start=1):
+                yield number, line
+        except UnicodeDecodeError as exc:
+            raise _decoding_error(path, encoding, exc, number + 1) from None
+
+
+def _decoding_error(path: Path, encoding: str, exc: UnicodeDecodeError, after: int) -> DataError:
+    """The line and byte that cannot be decoded (text files decode in chunks, so look again line by line)."""
+    with path.open("rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            if number < after:
+                continue
+            try:
+                raw.decode(encoding)
+            except UnicodeDecodeError as bad:
+                found = raw[bad.start : bad.start + 1]
+                return DataError(f"not valid {encoding}: byte {found!r} at column {bad.start + 1} (save the file as {encoding})", path, number)
+    return DataError(f"not valid {encoding} ({exc.reason}); save the file as {encoding}", path)
+
+
+@contextmanager
+def atomic_output(path: Path | str, overwrite: bool = False) -> Iterator[Path]:
+    """A temporary path to write instead of ``path``; renamed to ``path`` when the block ends without error.
+
+    The temporary lives in the target's folder (created if needed), so the rename is atomic
+    on one file system. Works for a file or a folder written at the given path.
+    """
+    path = Path(path)
+    if path.exists() and not overwrite:
+        raise SpanaugError(f"{path} exists; pass --overwrite to replace it, or choose another output")
+    if path.parent.exists() and not path.parent.is_dir():
+        raise SpanaugError(f"cannot write {path}: {path.parent} is a file")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise SpanaugError(f"cannot create the folder {path.parent}: {exc.strerror}") from None
+    partial = path.parent / f".{path.name}.partial-{os.getpid()}"
+    _remove(partial)
+    try:
+        yield partial
+    except BaseException:
+        _remove(partial)
+        raise
+    if not partial.exists():
+        return  # the writer wrote nothing (e.g. no example): nothing to put in place
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path)
+    os.replace(partial, path)
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    elif path.exists() or path.is_symlink():
+        path.unlink()

@@ -1,0 +1,66 @@
+"""Outputs all or nothing, inputs with errors that name the file, line and byte."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from spanaug_core.cli import main
+from spanaug_core.errors import DataError, SpanaugError
+from spanaug_core.files import atomic_output, input_file, read_lines
+
+
+def test_an_output_appears_only_when_its_writer_finished(tmp_path: Path) -> None:
+    target = tmp_path / "sub" / "out.txt"  # the missing folder is created
+    with pytest.raises(RuntimeError):
+        with atomic_output(target) as partial:
+            partial.write_text("half")
+            raise RuntimeError("the writer failed")
+    assert not target.exists() and list(target.parent.iterdir()) == []
+    with atomic_output(target) as partial:
+        partial.write_text("whole")
+    assert target.read_text() == "whole"
+    with pytest.raises(SpanaugError, match="out.txt exists; pass --overwrite"):
+        with atomic_output(target):
+            pass
+    with atomic_output(target, overwrite=True) as partial:
+        partial.write_text("again")
+    assert target.read_text() == "again"
+
+
+def test_a_folder_output_is_replaced_whole(tmp_path: Path) -> None:
+    target = tmp_path / "release"
+    target.mkdir()
+    (target / "old.xml").write_text("old")
+    with atomic_output(target, overwrite=True) as partial:
+        partial.mkdir()
+        (partial / "new.xml").write_text("new")
+    assert [p.name for p in target.iterdir()] == ["new.xml"]
+
+
+def test_undecodable_bytes_name_the_file_line_and_column(tmp_path: Path) -> None:
+    path = tmp_path / "in.txt"
+    path.write_bytes(b"fine\n" * 5000 + b"caf\xe9 latin-1\n")
+    with pytest.raises(DataError, match=r"in.txt:5001: not valid utf-8: byte b'\\xe9' at column 4"):
+        list(read_lines(path))
+    with pytest.raises(DataError, match="is a folder; expected a file"):
+        input_file(tmp_path)
+    with pytest.raises(DataError, match="nope.txt: no such file"):
+        input_file(tmp_path / "nope.txt")
+
+
+def test_convert_refuses_bad_bytes_and_existing_outputs_and_leaves_nothing_partial(tmp_path: Path, capsys) -> None:
+    source = tmp_path / "in.conll"
+    source.write_bytes(b"EU B-ORG\nrejects O\n\nA O\nb\xffad O\n")
+    out = tmp_path / "out.jsonl"
+    assert main(["convert", "--dataset", "conll-ner", "--input", str(source), "--to", "jsonl", "--output", str(out)]) == 2
+    assert "in.conll:5: not valid utf-8" in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.conll"]
+    source.write_bytes(b"EU B-ORG\nrejects O\n\n")
+    args = ["convert", "--dataset", "conll-ner", "--input", str(source), "--to", "jsonl", "--output", str(out)]
+    assert main(args) == 0
+    assert main(args) == 2 and "out.jsonl exists; pass --overwrite" in capsys.readouterr().err
+    assert main([*args, "--overwrite"]) == 0
+    assert main(["convert", "--dataset", "conll-ner", "--input", str(tmp_path), "--to", "jsonl", "--output", str(out), "--overwrite"]) == 2
+    assert "is a folder; expected a file" in capsys.readouterr().err
