@@ -284,15 +284,17 @@ def convert_group(
     if rest is not None and sample is None:
         raise click.UsageError("--rest needs --sample")
     from spanaug_core.files import atomic_output
+    from spanaug_core.run import unique_ids
 
+    source = input_path or dataset
     if sample is None:
         with atomic_output(output, overwrite) as partial:
-            count = writer.write(reader.read(input_path), partial)
+            count = writer.write(unique_ids(reader.read(input_path), source), partial)
     else:
         import random
 
         # A sample needs the count first, so the input is held in memory.
-        examples = list(reader.read(input_path))
+        examples = list(unique_ids(reader.read(input_path), source))
         if sample > len(examples):
             raise SpanaugError(f"--sample {sample}: {input_path} holds only {len(examples)} examples")
         chosen = set(random.Random(seed).sample(range(len(examples)), sample))

@@ -11,6 +11,19 @@ import difflib
 from collections.abc import Iterable
 
 
+def one_line(exc: BaseException) -> str:
+    """An exception as one line for a user: a pydantic error's problems as ``field: message``."""
+    errors = getattr(exc, "errors", None)
+    if not callable(errors):
+        return " ".join(str(exc).split())
+    parts = []
+    for err in errors():
+        where = ".".join(str(part) for part in err["loc"])
+        message = str(err["msg"]).removeprefix("Value error, ")
+        parts.append(f"{where}: {message}" if where else message)
+    return "; ".join(parts)
+
+
 class SpanaugError(Exception):
     """Base class for errors that carry a message meant for the user."""
 

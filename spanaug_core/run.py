@@ -18,14 +18,14 @@ from __future__ import annotations
 import itertools
 import signal
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from spanaug_core.config import RunConfig
-from spanaug_core.errors import RunStateError
+from spanaug_core.errors import DataError, RunStateError
 from spanaug_core.output import RunStore
 from spanaug_core.pipeline import Checkpoint
 from spanaug_core.plugins import Registry, default_registry
@@ -91,6 +91,16 @@ def run_input(config: dict[str, Any], registry: Registry | None = None) -> tuple
     return iter(reader.read(Path(source) if source else None)), where
 
 
+def unique_ids(examples: Iterable[Example], source: object) -> Iterator[Example]:
+    """The examples, refusing an id seen before: records, resume and reports all go by id."""
+    seen: dict[str, int] = {}
+    for number, example in enumerate(examples, start=1):
+        first = seen.setdefault(example.id, number)
+        if first != number:
+            raise DataError(f"example {number} has the id {example.id!r} of example {first}; ids must be unique", path=source)
+        yield example
+
+
 def _skip(examples: Iterator[Example], read: int, last_id: str | None) -> Iterator[Example]:
     """Drop the ``read`` examples a commit had read, checking the last one is where it was."""
     if read:
@@ -139,7 +149,8 @@ def _drive(config: RunConfig, reader: Any, execution: Execution, resume: bool) -
             execution.stats.restore(committed["counts"])
         execution.restore(committed.get("in_flight", []))
         read = committed.get("examples_read", done)
-        examples = _skip(iter(reader.read(config.input)), read, committed.get("last_read_id", last_id))
+        source = config.input or config.dataset.name
+        examples = _skip(unique_ids(reader.read(config.input), source), read, committed.get("last_read_id", last_id))
         if config.limit is not None:
             examples = itertools.islice(examples, max(config.limit - read, 0))
         total = reader.count(config.input) if callable(getattr(reader, "count", None)) else None

@@ -8,6 +8,8 @@ lies inside its tokens.
 
 from __future__ import annotations
 
+import numbers
+import unicodedata
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -25,10 +27,18 @@ class Span(_Frozen):
 
     start: int = Field(ge=0)
     end: int
-    label: str
-    role: str = "target"
+    label: str = Field(min_length=1)
+    role: str = Field(default="target", min_length=1)
     group: str | None = None
     attrs: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("start", "end", mode="before")
+    @classmethod
+    def _an_integer(cls, value: Any) -> Any:
+        # JSON "3" or 3.5 is a slip in the data, not an offset: no silent coercion.
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+            raise ValueError(f"expected an integer token offset, got {value!r}")
+        return int(value)
 
     @model_validator(mode="after")
     def _ordered(self) -> Span:
@@ -101,6 +111,9 @@ class Example(_Frozen):
         for i, tok in enumerate(tokens):
             if not tok or any(ch.isspace() for ch in tok):
                 raise ValueError(f"token {i} ({tok!r}) is empty or contains whitespace")
+            control = next((ch for ch in tok if unicodedata.category(ch) == "Cc"), None)
+            if control is not None:
+                raise ValueError(f"token {i} ({tok!r}) contains the control character U+{ord(control):04X}")
         return tokens
 
     @model_validator(mode="after")

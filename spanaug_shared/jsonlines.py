@@ -14,17 +14,10 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from spanaug_core.errors import DataError
+from spanaug_core.errors import DataError, one_line
 from spanaug_core.files import read_lines
 
 Model = TypeVar("Model", bound=BaseModel)
-
-
-def problem(exc: ValidationError) -> str:
-    """The first problem pydantic found, as ``field: message``."""
-    first = exc.errors()[0]
-    where = ".".join(str(part) for part in first["loc"])
-    return f"{where}: {first['msg']}" if where else first["msg"]
 
 
 def objects(path: Path, encoding: str = "utf-8") -> Iterator[tuple[int, Any]]:
@@ -44,5 +37,5 @@ def read_models(path: Path, model: type[Model], what: str) -> list[Model]:
         try:
             out.append(model.model_validate(obj))
         except ValidationError as exc:
-            raise DataError(f"not {what} ({problem(exc)})", path, lineno) from None
+            raise DataError(f"not {what} ({one_line(exc)})", path, lineno) from None
     return out

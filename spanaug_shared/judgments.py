@@ -19,8 +19,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError
 
-from spanaug_core.errors import DataError
-from spanaug_shared.jsonlines import objects, problem
+from spanaug_core.errors import DataError, one_line
+from spanaug_shared.jsonlines import objects
 
 
 class Judgment(BaseModel):
@@ -45,7 +45,7 @@ def read_judgments(path: Path, needed_scores: Sequence[str] = ()) -> list[Judgme
         try:
             judgment = Judgment.model_validate(obj)
         except ValidationError as exc:
-            raise DataError(f"not a judgment ({problem(exc)})", path, lineno) from None
+            raise DataError(f"not a judgment ({one_line(exc)})", path, lineno) from None
         missing = [key for key in needed_scores if key not in judgment.scores]
         if missing:
             raise DataError(f"scores lack {', '.join(missing)} (needed: {', '.join(needed_scores)})", path, lineno)

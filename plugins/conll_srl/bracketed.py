@@ -22,6 +22,7 @@ from typing import Any
 from spanaug_conll_srl.brackets import decode_column, encode_column, is_bracket_cell
 from spanaug_conll_srl.propositions import Proposition, from_example, to_spans
 
+from spanaug_core.errors import one_line
 from spanaug_core.types import Example, Span
 from spanaug_shared.columns import Block, endings, endings_meta, join_spaced, split_spaced
 
@@ -77,10 +78,17 @@ def read_sentence(block: Block, layout: Layout, ident: str) -> Example:
     if width < layout.min_columns:
         raise block.error(f"expected at least {layout.min_columns} columns in {layout.name}, got {width}", lines[0])
     first, end = layout.props(rows[0][0])
+    starts = []
     for (cells, _), line in zip(rows, lines, strict=True):
         if len(cells) != width:
             raise block.error(f"expected {width} columns like the sentence's first line, got {len(cells)}", line)
-        first = max(first, layout.props(cells)[0])  # columns in bracket notation on every row
+        starts.append(layout.props(cells)[0])
+    first = max(first, *starts)  # columns in bracket notation on every row
+    if min(starts) < first:
+        # A column in bracket notation on some rows but not on this one: a slip such as "(*)".
+        row = starts.index(first)
+        cell = rows[row][0][first - 1]
+        raise block.error(f"expected a bracket cell such as '*', '(A0*', '*)' or '(V*)' like the rows around it, got {cell!r}", lines[row])
     lemma_col = layout.lemma_index(first)
     propositions = []
     for column in range(first, end):
@@ -115,7 +123,7 @@ def read_sentence(block: Block, layout: Layout, ident: str) -> Example:
     try:
         return Example(id=ident, tokens=tokens, spans=tuple(to_spans(propositions)), meta=meta)
     except ValueError as exc:
-        raise block.error(f"invalid sentence: {exc}") from None
+        raise block.error(f"invalid sentence: {one_line(exc)}") from None
 
 
 def write_sentence(example: Example, layout: Layout) -> Iterator[str]:

@@ -13,16 +13,20 @@ and empty-node lines whole) are kept in meta, which makes writing back exact.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Sequence
 from typing import Any, Literal
 
 from spanaug_conll_srl.propositions import Proposition, from_example, to_spans
 
+from spanaug_core.errors import one_line
 from spanaug_core.types import Example, Span
 from spanaug_shared.columns import Block, endings, endings_meta
 
 UD_COLUMNS = 10
 EMPTY = "_"
+# Ids of CoNLL-U lines that are not words: multiword tokens (3-4) and empty nodes (24.1).
+_OTHER_ID = re.compile(r"\d+-\d+|\d+\.\d+")
 
 
 def _subtree_span(head: int, parents: Sequence[int | None], predicate: int) -> tuple[int, int]:
@@ -57,6 +61,7 @@ def read_sentence(block: Block, expand: Literal["head", "subtree"], ident: str) 
     tokens: list[str] = []
     senses: list[str] = []
     arg_cells: list[list[str]] = []
+    word_lines = []
     heads: list[str] = []
     lemmas: list[str] = []
     ids: list[str] = []
@@ -70,10 +75,14 @@ def read_sentence(block: Block, expand: Literal["head", "subtree"], ident: str) 
                 line,
             )
         if not cells[0].isdigit():  # a multiword token (1-2) or an empty node (24.1)
+            if not _OTHER_ID.fullmatch(cells[0]):
+                raise block.error(f"expected a word id (1, 2...), a range (1-2) or an empty node (1.1), got {cells[0]!r}", line)
             if any(cell not in ("", EMPTY) for cell in cells[UD_COLUMNS:]):
                 raise block.error(f"expected no predicate or argument on line id {cells[0]} (not a word)", line)
             kept.append(line.text)
             continue
+        if cells[0] != str(len(ids) + 1):
+            raise block.error(f"expected word id {len(ids) + 1} (ids count 1, 2... in each sentence), got {cells[0]}", line)
         width = width or len(cells)
         if len(cells) != width:
             raise block.error(f"expected {width} columns like the sentence's first word line, got {len(cells)}", line)
@@ -84,6 +93,9 @@ def read_sentence(block: Block, expand: Literal["head", "subtree"], ident: str) 
         lemmas.append(cells[2])
         senses.append(cells[UD_COLUMNS])
         arg_cells.append(cells[UD_COLUMNS + 1 :])
+        word_lines.append(line)
+    if not ids:
+        raise block.error("expected at least one word line (id 1, 2...) in the sentence")
     position = {ident_: i for i, ident_ in enumerate(ids)}
     parents = [position.get(head) for head in heads]
     # "_" marks a word that is no predicate; sentences outside PropBank ("# propbank = no-up")
@@ -102,6 +114,8 @@ def read_sentence(block: Block, expand: Literal["head", "subtree"], ident: str) 
                 prop.attrs["mark"] = label  # e.g. C-V on "timing" of "two - timing" (V on "two")
             if label == EMPTY or row == predicate:
                 continue
+            if not label:
+                raise block.error(f"expected an argument label or {EMPTY} in argument column {column + 1}, found an empty cell", word_lines[row])
             start, end = (row, row + 1) if expand == "head" else _subtree_span(row, parents, predicate)
             prop.arguments.append(Span(start=start, end=end, label=label, role="argument", attrs={"head_offset": row - start}))
         propositions.append(prop)
@@ -114,7 +128,7 @@ def read_sentence(block: Block, expand: Literal["head", "subtree"], ident: str) 
     try:
         return Example(id=ident, tokens=tuple(tokens), spans=tuple(to_spans(propositions)), meta=meta)
     except ValueError as exc:
-        raise block.error(f"invalid sentence: {exc}") from None
+        raise block.error(f"invalid sentence: {one_line(exc)}") from None
 
 
 def write_sentence(example: Example) -> Iterator[str]:

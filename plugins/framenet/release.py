@@ -103,18 +103,25 @@ class Sentence:
     annotation_sets: list[AnnotationSet]
 
 
-def _labels(layer: ET.Element) -> Iterator[Label]:
-    for label in layer:
-        start, end = label.get("start"), label.get("end")
-        yield Label(
-            label.get("name", ""),
-            int(start) if start is not None else None,
-            int(end) if end is not None else None,
-            label.get("itype"),
-        )
+def _labels(layer: ET.Element, where: str, path: Path) -> Iterator[Label]:
+    """The labels of a layer; a label without a name, or with one offset of two, is a DataError."""
+    for number, label in enumerate(layer, start=1):
+        name, start, end = label.get("name"), label.get("start"), label.get("end")
+        at = f"{where}, label {number}"
+        if not name:
+            raise DataError(f"{at}: expected a name attribute (the FE or target label)", path=path)
+        if (start is None) != (end is None):
+            missing = "end" if end is None else "start"
+            raise DataError(f"{at} ({name}): has {'start' if end is None else 'end'} but no {missing}; expected both, "
+                            "or neither for a null instantiation", path=path)
+        try:
+            offsets = (int(start), int(end)) if start is not None and end is not None else (None, None)
+        except ValueError:
+            raise DataError(f"{at} ({name}): expected integer character offsets, got start={start!r} end={end!r}", path=path) from None
+        yield Label(name, *offsets, label.get("itype"))
 
 
-def _annotation_set(element: ET.Element, lu: tuple[str, str, str, str] | None) -> AnnotationSet | None:
+def _annotation_set(element: ET.Element, lu: tuple[str, str, str, str] | None, where: str, path: Path) -> AnnotationSet | None:
     """A frame annotation set (None for part-of-speech/NER-only sets).
 
     ``lu`` is (lu name, lu id, frame, frame id) of an exemplar file; full-text sets name
@@ -134,11 +141,14 @@ def _annotation_set(element: ET.Element, lu: tuple[str, str, str, str] | None) -
     for layer in element:
         if local(layer.tag) != "layer":
             continue
+        at = f"{where}, annotationSet {aset.id or '?'}, layer {layer.get('name')}"
         if layer.get("name") == "Target":
-            aset.targets.extend(_labels(layer))
+            aset.targets.extend(_labels(layer, at, path))
         elif layer.get("name") == "FE":
-            rank = int(layer.get("rank", "1"))
-            aset.elements.extend((rank, label) for label in _labels(layer))
+            rank = layer.get("rank", "1")
+            if not rank.isdigit():
+                raise DataError(f"{at}: expected an integer rank, got {rank!r}", path=path)
+            aset.elements.extend((int(rank), label) for label in _labels(layer, at, path))
     if lu is not None and not aset.targets and not aset.elements:
         return None  # an exemplar's part-of-speech layers (status UNANN)
     return aset
@@ -160,7 +170,8 @@ def read_file(path: Path, source: str) -> Iterator[Sentence]:
         sets = [
             aset
             for child in sentence
-            if local(child.tag) == "annotationSet" and (aset := _annotation_set(child, lu)) is not None
+            if local(child.tag) == "annotationSet"
+            and (aset := _annotation_set(child, lu, f"sentence {sentence.get('ID', '?')}", path)) is not None
         ]
         if sets:
             yield Sentence(sentence.get("ID", ""), text, source, path, sets)

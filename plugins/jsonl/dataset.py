@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 
 from pydantic import Field, ValidationError
 
-from spanaug_core.errors import ConfigError, DataError
+from spanaug_core.errors import ConfigError, DataError, one_line
 from spanaug_core.protocols import ComponentConfig
 from spanaug_core.text import tokenize
 from spanaug_core.files import input_file, read_lines
@@ -24,14 +24,6 @@ from spanaug_core.types import Example
 from spanaug_shared.jsonlines import objects
 
 _KNOWN = {"id", "tokens", "text", "spans", "meta"}
-
-
-def _describe(exc: ValidationError) -> str:
-    parts = []
-    for err in exc.errors():
-        loc = ".".join(str(p) for p in err["loc"])
-        parts.append(f"{loc}: {err['msg']}" if loc else err["msg"])
-    return "; ".join(parts)
 
 
 def example_from_json(obj: Any, default_id: str) -> Example:
@@ -86,7 +78,7 @@ class JsonlDataset:
             try:
                 yield example_from_json(obj, default_id=f"{path.stem}-{lineno}")
             except ValidationError as exc:
-                raise DataError(f"not a valid example: {_describe(exc)}", path, lineno) from None
+                raise DataError(f"not a valid example: {one_line(exc)}", path, lineno) from None
             except ValueError as exc:
                 raise DataError(str(exc), path, lineno) from None
 

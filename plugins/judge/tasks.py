@@ -29,10 +29,9 @@ from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from spanaug_core.errors import DataError
+from spanaug_core.errors import DataError, one_line
 from spanaug_core.text import detokenize
 from spanaug_core.types import Augmented, Example, Span
-from spanaug_shared.jsonlines import problem
 from spanaug_shared.records import rewritten_span
 
 TASKS_FILE = "tasks.json"
@@ -224,4 +223,4 @@ def read_export(folder: Path) -> TaskSet:
     try:
         return TaskSet.model_validate_json(path.read_text(encoding="utf-8"))
     except ValidationError as exc:
-        raise DataError(f"not a task file of `spanaug judge export` ({problem(exc)})", path=path) from None
+        raise DataError(f"not a task file of `spanaug judge export` ({one_line(exc)})", path=path) from None

@@ -20,7 +20,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import Field
 from spanaug_shared.tagging import SCHEMES, Scheme, decode, detect_scheme, encode, invalid_tags, split_tag
 
-from spanaug_core.errors import DataError, SpanaugError
+from spanaug_core.errors import DataError, SpanaugError, one_line
 from spanaug_core.protocols import ComponentConfig
 from spanaug_core.types import Example, Span
 from spanaug_shared.columns import Block, Line, endings, endings_meta, read_blocks, read_sentences, write_sentences
@@ -142,7 +142,7 @@ class ConllNer:
         try:
             return Example(id=ident, tokens=tuple(tokens), spans=spans, meta=meta)
         except ValueError as exc:
-            raise block.error(f"invalid sentence: {exc}") from None
+            raise block.error(f"invalid sentence: {one_line(exc)}") from None
 
     def count(self, path: Path | None) -> int | None:
         """Number of sentences in the file (for a progress bar)."""
