@@ -12,16 +12,15 @@ from collections.abc import Iterable
 
 
 def one_line(exc: BaseException) -> str:
-    """An exception as one line for a user: a pydantic error's problems as ``field: message``."""
+    """An exception as one line for a user: a pydantic error's first problem as ``field: message``."""
     errors = getattr(exc, "errors", None)
     if not callable(errors):
         return " ".join(str(exc).split())
-    parts = []
-    for err in errors():
-        where = ".".join(str(part) for part in err["loc"])
-        message = str(err["msg"]).removeprefix("Value error, ")
-        parts.append(f"{where}: {message}" if where else message)
-    return "; ".join(parts)
+    found = errors()
+    where = ".".join(str(part) for part in found[0]["loc"])
+    message = str(found[0]["msg"]).removeprefix("Value error, ")
+    more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
+    return (f"{where}: {message}" if where else message) + more
 
 
 class SpanaugError(Exception):

@@ -9,7 +9,6 @@ judgments file that ``spanaug train filter`` learns from. Gold controls come fro
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 from typing import Any
@@ -72,21 +71,15 @@ def judge_group() -> None:
 @click.option("--force", is_flag=True, help="overwrite an earlier export in --output (its answers will no longer match)")
 def export_command(run_dir: Path, output: Path, per_item: int, gold: Path | None, sample: int | None, seed: int, force: bool) -> None:
     """Write judgment tasks for RUN_DIR/augmented.jsonl: a static page, a CSV and the key (tasks.json)."""
-    from spanaug_shared.records import read_records
     from spanaug_judge.tasks import CSV_FILE, PAGE_FILE, TASKS_FILE, build_tasks, write_export
+    from spanaug_shared.records import read_manifest, read_records
 
     if (output / TASKS_FILE).exists() and not force:
         raise SpanaugError(f"{output} already holds an export ({TASKS_FILE}); answers belong to it. Choose another --output or pass --force")
     augmented = run_dir / "augmented.jsonl"
     if not augmented.is_file():
         raise DataError("expected a run folder with augmented.jsonl", path=run_dir)
-    manifest_path = run_dir / "manifest.json"
-    manifest = {}
-    if manifest_path.is_file():
-        try:
-            manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as exc:
-            raise DataError(f"invalid JSON ({exc.msg})", manifest_path, exc.lineno) from None
+    manifest = read_manifest(run_dir)
     records = read_records(augmented)
     examples, controls = _controls(run_dir, gold, manifest)
     rewrite_roles = manifest.get("config", {}).get("rewrite_roles", ["target"])
@@ -94,7 +87,9 @@ def export_command(run_dir: Path, output: Path, per_item: int, gold: Path | None
         _warn(f"the gold examples ({controls}) have no span with a rewritten role ({', '.join(rewrite_roles)}); exporting system outputs alone")
         controls = None
     tasks, stats = build_tasks(records, examples if controls else [], rewrite_roles, per_item, seed, sample, str(run_dir), controls)
-    write_export(tasks, output)
+    # The export appears whole or not at all; an earlier one (with --force) or an empty folder is replaced.
+    with atomic_output(output, overwrite=force or (output.is_dir() and not any(output.iterdir()))) as partial:
+        write_export(tasks, partial)
     if stats.no_span:
         note(f"skipped {stats.no_span} of {stats.records} records without exactly one rewritten span (role {', '.join(rewrite_roles)})")
     for kind, count in sorted(stats.missing.items()):

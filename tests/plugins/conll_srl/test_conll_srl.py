@@ -174,3 +174,22 @@ def test_universal_propbank_ewt_dev_round_trip(shared_member, tmp_path: Path) ->
     assert sum(s.role == "target" for e in examples for s in e.spans) == 4977
     dataset.write(examples, tmp_path / "out.conllu")
     assert (tmp_path / "out.conllu").read_bytes() == path.read_bytes()
+
+
+@pytest.mark.real_data
+@pytest.mark.parametrize(("member", "senses", "blank_rows", "blank_sentences"), [("dev.conllu", 4977, 179, 28), ("test.conllu", 4799, 87, 15)])
+def test_every_ewt_roleset_is_a_target_and_the_blank_rows_are_no_predicates(
+    shared_member, member: str, senses: int, blank_rows: int, blank_sentences: int
+) -> None:
+    # ../shared/data/README.md counts 5,156 / 4,886 "predicates": every word row whose sense
+    # cell is not "_", which includes the blank cells of sentences outside PropBank.
+    path = shared_member("up_english_ewt.tar.xz", member)
+    blocks = [[line.split("\t") for line in block.split("\n") if line and not line.startswith("#")]
+              for block in path.read_text(encoding="utf-8").split("\n\n") if block.strip()]
+    words = [[row for row in rows if row[0].isdigit()] for rows in blocks]
+    rolesets = [sum(row[10] not in ("_", "") for row in rows) for rows in words]
+    blank = [sum(row[10] == "" for row in rows) for rows in words]
+    examples = list(ConllSrl(ConllSrl.Config()).read(path))
+    assert [sum(s.role == "target" for s in e.spans) for e in examples] == rolesets and sum(rolesets) == senses
+    assert sum(blank) == blank_rows and sum(b > 0 for b in blank) == blank_sentences
+    assert all(b == len(rows) for b, rows in zip(blank, words) if b)  # every word of those sentences is blank
