@@ -55,6 +55,16 @@ def _decoding_error(path: Path, encoding: str, exc: UnicodeDecodeError, after: i
     return DataError(f"not valid {encoding} ({exc.reason}); save the file as {encoding}", path)
 
 
+def ensure_folder(folder: Path) -> None:
+    """Create ``folder`` (and its parents) unless it exists; a file in its place is a clear error."""
+    if folder.exists() and not folder.is_dir():
+        raise SpanaugError(f"{folder} is a file; expected a folder")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise SpanaugError(f"cannot create the folder {folder}: {exc.strerror}") from None
+
+
 @contextmanager
 def atomic_output(path: Path | str, overwrite: bool = False) -> Iterator[Path]:
     """A temporary path to write instead of ``path``; renamed to ``path`` when the block ends without error.
@@ -65,12 +75,7 @@ def atomic_output(path: Path | str, overwrite: bool = False) -> Iterator[Path]:
     path = Path(path)
     if path.exists() and not overwrite:
         raise SpanaugError(f"{path} exists; pass --overwrite to replace it, or choose another output")
-    if path.parent.exists() and not path.parent.is_dir():
-        raise SpanaugError(f"cannot write {path}: {path.parent} is a file")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise SpanaugError(f"cannot create the folder {path.parent}: {exc.strerror}") from None
+    ensure_folder(path.parent)
     partial = path.parent / f".{path.name}.partial-{os.getpid()}"
     _remove(partial)
     try:

@@ -32,6 +32,7 @@ from typing import IO, Any
 from spanaug_core import __version__
 from spanaug_core.config import RunConfig
 from spanaug_core.errors import RunStateError
+from spanaug_core.files import ensure_folder
 from spanaug_core.pipeline import Rejection
 from spanaug_core.types import Augmented
 
@@ -72,12 +73,7 @@ class RunStore:
     # -- opening --------------------------------------------------------------------
     def open(self, resume: bool) -> dict[str, Any]:
         """Lock and prepare the folder; returns the committed progress to resume from (empty when fresh)."""
-        if self.dir.exists() and not self.dir.is_dir():
-            raise RunStateError(f"--output {self.dir} is a file; name a folder for the run")
-        try:
-            self.dir.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise RunStateError(f"cannot create the output folder {self.dir}: {exc.strerror}") from None
+        ensure_folder(self.dir)
         self._take_lock()
         try:
             return self._prepare(resume)
