@@ -1,4 +1,4 @@
-"""spanaug plugin aligners: bert-span (trained), embed-sim (zero-shot), fast-align, string-match.
+"""spanaug plugin aligners: bert-span (trained), embed-sim and simalign (zero-shot), fast-align, string-match.
 
 Registrations only; the code lives in sibling modules (see docs/aligners.md).
 """
@@ -16,9 +16,10 @@ def register_aligners(register: Register) -> None:
     from spanaug_aligners.bert_span import BertSpanAligner
     from spanaug_aligners.embed_sim import EmbedSimAligner
     from spanaug_aligners.fast_align import FastAlignAligner
+    from spanaug_aligners.simalign import SimAlignAligner
     from spanaug_aligners.string_match import StringMatchAligner
 
-    for cls in (BertSpanAligner, EmbedSimAligner, FastAlignAligner, StringMatchAligner):
+    for cls in (BertSpanAligner, EmbedSimAligner, FastAlignAligner, SimAlignAligner, StringMatchAligner):
         register(cls)
 
 

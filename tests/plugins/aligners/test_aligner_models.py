@@ -127,3 +127,32 @@ def test_embed_sim_real_encoder_finds_a_synonym():
     aligner = EmbedSimAligner(EmbedSimAligner.Config())
     item = AlignItem(source_tokens=SRC, source_span=(2, 3), target_tokens=TGT)  # "bought"
     assert aligner.align([item])[0].span == (4, 5)  # "purchased"
+
+
+def test_simalign_links_mutual_best_words_and_itermax_adds_second_links():
+    from spanaug_aligners.simalign import aligned_span, mutual_argmax, word_links
+
+    similarity = torch.tensor([[0.9, 0.1, 0.2], [0.2, 0.8, 0.7], [0.1, 0.75, 0.3]])
+    # Source word 2's best match (target 1) prefers source word 1: argmax leaves it unlinked.
+    assert mutual_argmax(similarity).nonzero().tolist() == [[0, 0], [1, 1]]
+    assert word_links(similarity, "argmax").nonzero().tolist() == [[0, 0], [1, 1]]
+    # itermax lets unlinked words take a link, damped by alpha where the other word is linked.
+    assert word_links(similarity, "itermax", rounds=2, alpha=0.9).nonzero().tolist() == [[0, 0], [1, 1], [1, 2], [2, 1]]
+    links = word_links(similarity, "argmax")
+    assert aligned_span(links, similarity, 0, 2) == ((0, 2), pytest.approx(0.85))
+    assert aligned_span(links, similarity, 1, 3) == ((1, 2), pytest.approx(0.4))  # word 2 unlinked counts 0
+    assert aligned_span(links, similarity, 2, 3) == (None, 0.0)
+
+
+def test_simalign_finds_the_span_in_an_unchanged_sentence_and_answers_none_without_links(tiny_encoder):
+    from spanaug_aligners.simalign import SimAlignAligner
+
+    aligner = SimAlignAligner(SimAlignAligner.Config(encoder=str(tiny_encoder)))
+    same = AlignItem(source_tokens=SRC, source_span=(1, 3), target_tokens=SRC)
+    moved = AlignItem(source_tokens=SRC, source_span=(2, 3), target_tokens=(".", *SRC[:-1]))
+    found = aligner.align([same, moved])
+    assert found[0].span == (1, 3) and found[0].score == pytest.approx(1.0, abs=1e-4)
+    assert found[1].span == (3, 4)  # every word moved one to the right
+    strict = SimAlignAligner(SimAlignAligner.Config(encoder=str(tiny_encoder), threshold=1.0))
+    other = AlignItem(source_tokens=SRC, source_span=(1, 3), target_tokens=("a", "dog", "barked"))
+    assert strict.align([other])[0].span is None
