@@ -16,40 +16,30 @@ from typing import ClassVar
 
 from pydantic import Field
 
-from spanaug_core.protocols import AlignerConfig
 from spanaug_core.types import AlignItem, Alignment
-
-from spanaug_shared.encoder import DEFAULT_ENCODER, Encoder
-from spanaug_aligners.spans import candidate_spans, encode_items, span_means, to_alignment
+from spanaug_aligners.spans import ZeroShotAligner, ZeroShotConfig, candidate_spans, span_means, to_alignment
 
 
-class EmbedSimAligner:
+class EmbedSimAligner(ZeroShotAligner):
     """Zero-shot aligner: cosine similarity of encoder span vectors with a length prior."""
 
     name: ClassVar[str] = "embed-sim"
 
-    class Config(AlignerConfig):
+    class Config(ZeroShotConfig):
         threshold: float = Field(default=0.45, ge=0.0, le=1.0, description="answer None below this score")
-        encoder: str = Field(default=DEFAULT_ENCODER, description="encoder preset name or local folder")
         k: int = Field(default=2, ge=0, description="candidate lengths within k of the source span's")
         max_span: int = Field(default=6, ge=1, description="longest candidate span")
         length_penalty: float = Field(default=0.05, ge=0.0, description="score lost per token of length difference")
         top_k: int = Field(default=5, ge=1, description="candidates reported per item")
-        batch_size: int = Field(default=32, ge=1, description="sentence pairs per encoder batch")
-        device: str = Field(default="cpu", description="torch device")
 
-    def __init__(self, config: Config) -> None:
-        self.config = config
-        self._encoder: Encoder | None = None
+    config: Config
 
     def align(self, items: Sequence[AlignItem]) -> list[Alignment]:
         import torch
 
         cfg = self.config
-        if self._encoder is None:
-            self._encoder = Encoder(cfg.encoder, device=cfg.device)
         results = []
-        for item, (src, tgt) in zip(items, encode_items(self._encoder, items, joint=False, batch_size=cfg.batch_size)):
+        for item, (src, tgt) in zip(items, self.word_vectors(items)):
             s, e = item.source_span
             spans = candidate_spans(len(item.target_tokens), e - s, cfg.k, cfg.max_span)
             if not spans:

@@ -22,10 +22,8 @@ from typing import TYPE_CHECKING, ClassVar, Literal
 
 from pydantic import Field
 
-from spanaug_core.protocols import AlignerConfig
 from spanaug_core.types import AlignItem, Alignment
-from spanaug_aligners.spans import encode_items
-from spanaug_shared.encoder import DEFAULT_ENCODER, Encoder
+from spanaug_aligners.spans import ZeroShotAligner, ZeroShotConfig
 
 if TYPE_CHECKING:
     import torch
@@ -77,33 +75,26 @@ def aligned_span(links: torch.Tensor, similarity: torch.Tensor, start: int, end:
     return (int(linked.min()), int(linked.max()) + 1), max(0.0, min(1.0, float(best.mean())))
 
 
-class SimAlignAligner:
+class SimAlignAligner(ZeroShotAligner):
     """Zero-shot aligner: SimAlign word alignment (argmax/itermax) of encoder word vectors, the span's hull."""
 
     name: ClassVar[str] = "simalign"
 
-    class Config(AlignerConfig):
+    class Config(ZeroShotConfig):
         threshold: float = Field(default=0.0, ge=0.0, le=1.0, description="answer None below this score (0: only when no word is linked)")
         method: Literal["argmax", "itermax"] = Field(
             default="argmax", description="mutual argmax once, or repeated on unlinked words (argmax: chosen on MultiMWA train, docs/benchmarks.md)"
         )
         rounds: int = Field(default=2, ge=1, description="itermax: argmax rounds at most")
         alpha: float = Field(default=0.9, gt=0.0, le=1.0, description="itermax: weight of a pair whose other word is already linked")
-        encoder: str = Field(default=DEFAULT_ENCODER, description="encoder preset name or local folder")
-        batch_size: int = Field(default=32, ge=1, description="sentence pairs per encoder batch")
-        device: str = Field(default="cpu", description="torch device")
 
-    def __init__(self, config: Config) -> None:
-        self.config = config
-        self._encoder: Encoder | None = None
+    config: Config
 
     def align(self, items: Sequence[AlignItem]) -> list[Alignment]:
         import torch
 
         cfg = self.config
-        if self._encoder is None:
-            self._encoder = Encoder(cfg.encoder, device=cfg.device)
-        vectors = encode_items(self._encoder, items, joint=False, batch_size=cfg.batch_size)
+        vectors = self.word_vectors(items)
         by_pair: dict[tuple[tuple[str, ...], tuple[str, ...]], tuple[torch.Tensor, torch.Tensor]] = {}
         results = []
         for item, (src, tgt) in zip(items, vectors):

@@ -1,8 +1,9 @@
-"""Candidate spans and their pooled vectors, shared by bert-span and embed-sim.
+"""What the encoder-based aligners share: candidate spans, pooled span vectors, word vectors per item.
 
 A span's vector is the mean of its word vectors (from ``spanaug_shared.encoder``),
 computed for all candidate spans at once from a cumulative sum, so one encoder pass serves
-every candidate of every item on that pair.
+every candidate of every item on that pair. The zero-shot aligners (embed-sim, simalign)
+also share their encoder options and the encoding of each sentence on its own.
 """
 
 from __future__ import annotations
@@ -10,8 +11,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from pydantic import Field
+
+from spanaug_core.protocols import AlignerConfig
 from spanaug_core.types import AlignItem, Alignment
-from spanaug_shared.encoder import Encoder
+from spanaug_shared.encoder import DEFAULT_ENCODER, Encoder
 
 if TYPE_CHECKING:
     import torch
@@ -51,3 +55,27 @@ def to_alignment(spans: Sequence[tuple[int, int]], scores: Sequence[float], thre
         score=score,
         candidates=tuple((s, e, sc) for (s, e), sc in ranked[:top_k]),
     )
+
+
+class ZeroShotConfig(AlignerConfig):
+    """Options of the aligners that compare a frozen encoder's vectors, each sentence encoded alone."""
+
+    encoder: str = Field(default=DEFAULT_ENCODER, description="encoder preset name or local folder")
+    batch_size: int = Field(default=32, ge=1, description="sentence pairs per encoder batch")
+    device: str = Field(default="cpu", description="torch device")
+
+
+class ZeroShotAligner:
+    """The encoder (loaded on first use) and each item's word vectors, for embed-sim and simalign."""
+
+    config: ZeroShotConfig
+
+    def __init__(self, config: ZeroShotConfig) -> None:
+        self.config = config
+        self._encoder: Encoder | None = None
+
+    def word_vectors(self, items: Sequence[AlignItem]) -> list[tuple[torch.Tensor, torch.Tensor]]:
+        """Word vectors ``(source (n, d), target (m, d))`` of each item, each sentence encoded on its own."""
+        if self._encoder is None:
+            self._encoder = Encoder(self.config.encoder, device=self.config.device)
+        return encode_items(self._encoder, items, joint=False, batch_size=self.config.batch_size)
