@@ -297,6 +297,8 @@ def convert_group(
         examples = list(unique_ids(reader.read(input_path), source))
         if sample > len(examples):
             raise SpanaugError(f"--sample {sample}: {input_path} holds only {len(examples)} examples")
+        if rest is not None and rest.exists() and not overwrite:
+            raise SpanaugError(f"{rest} exists; pass --overwrite to replace it, or choose another --rest")
         chosen = set(random.Random(seed).sample(range(len(examples)), sample))
         with atomic_output(output, overwrite) as partial:
             count = writer.write((e for i, e in enumerate(examples) if i in chosen), partial)

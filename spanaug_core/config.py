@@ -69,6 +69,11 @@ class PipelineSettings(BaseModel):
     )
 
 
+# Settings added after runs could already be resumed, with the value that reproduces what a
+# run started before them did (a resumed run must go on as it began).
+BEFORE_ADDED: dict[str, Any] = {"avoid_words": False}
+
+
 class RunConfig(PipelineSettings):
     """Everything ``spanaug run`` needs; the embedded defaults are the main job."""
 

@@ -41,6 +41,15 @@ def read_lines(path: Path, encoding: str = "utf-8", newline: str | None = None) 
             raise _decoding_error(path, encoding, exc, number + 1) from None
 
 
+def read_text(path: Path, encoding: str = "utf-8") -> str:
+    """A whole text file; undecodable bytes are a ``DataError`` naming the line and column."""
+    path = input_file(path)
+    try:
+        return path.read_text(encoding=encoding)
+    except UnicodeDecodeError as exc:
+        raise _decoding_error(path, encoding, exc, 1) from None
+
+
 def _decoding_error(path: Path, encoding: str, exc: UnicodeDecodeError, after: int) -> DataError:
     """The line and byte that cannot be decoded (text files decode in chunks, so look again line by line)."""
     with path.open("rb") as handle:
@@ -73,6 +82,8 @@ def atomic_output(path: Path | str, overwrite: bool = False) -> Iterator[Path]:
     on one file system. Works for a file or a folder written at the given path.
     """
     path = Path(path)
+    if path.name in ("", ".", ".."):
+        raise SpanaugError(f"cannot write to {str(path) or '.'}: name a file or a new folder")
     if path.exists() and not overwrite:
         raise SpanaugError(f"{path} exists; pass --overwrite to replace it, or choose another output")
     ensure_folder(path.parent)
@@ -86,6 +97,9 @@ def atomic_output(path: Path | str, overwrite: bool = False) -> Iterator[Path]:
     if not partial.exists():
         return  # the writer wrote nothing (e.g. no example): nothing to put in place
     if path.is_dir() and not path.is_symlink():
+        if not partial.is_dir():
+            _remove(partial)
+            raise SpanaugError(f"{path} is a folder; --overwrite replaces a file with a file, or a folder the writer made whole")
         shutil.rmtree(path)
     os.replace(partial, path)
 

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from spanaug_core import __version__
-from spanaug_core.config import RunConfig
+from spanaug_core.config import BEFORE_ADDED, RunConfig
 from spanaug_core.errors import RunStateError
 from spanaug_core.files import ensure_folder
 from spanaug_core.pipeline import Rejection
@@ -78,6 +78,9 @@ class RunStore:
         try:
             return self._prepare(resume)
         except BaseException:
+            for fh in self._files.values():
+                fh.close()
+            self._files.clear()
             self.release()
             raise
 
@@ -119,7 +122,10 @@ class RunStore:
 
     def _take_lock(self) -> None:
         """Hold the folder's lock until ``finish``; refuse when another live process holds it."""
-        handle = (self.dir / LOCK).open("a+", encoding="utf-8")
+        try:
+            handle = (self.dir / LOCK).open("a+", encoding="utf-8")
+        except OSError as exc:
+            raise RunStateError(f"cannot write in {self.dir}: {exc.strerror}") from None
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -153,8 +159,8 @@ class RunStore:
     def _check_same_config(self) -> None:
         before = self.manifest.get("fingerprint", {})
         now = self.config.fingerprint()
-        # A setting added to spanaug after the run started counts as its default then.
-        defaults = type(self.config)().fingerprint()
+        # A setting added to spanaug after the run started counts as what the run did without it.
+        defaults = {**type(self.config)().fingerprint(), **BEFORE_ADDED}
         changed = sorted(k for k in set(before) | set(now) if before.get(k, defaults.get(k)) != now.get(k))
         if changed:
             raise RunStateError(
@@ -214,16 +220,18 @@ class RunStore:
 
     def finish(self, status: str, counts: dict[str, Any] | None, error: str | None = None) -> None:
         """Record the final status (completed, interrupted, failed) and close the files."""
-        for fh in self._files.values():
-            fh.flush()
-        self.manifest["status"] = status
-        if error:
-            self.manifest["error"] = error
-        self._write_manifest(self.manifest.get("progress", {}), counts)
-        for fh in self._files.values():
-            fh.close()
-        self._files.clear()
-        self.release()
+        try:
+            for fh in self._files.values():
+                fh.flush()
+            self.manifest["status"] = status
+            if error:
+                self.manifest["error"] = error
+            self._write_manifest(self.manifest.get("progress", {}), counts)
+        finally:
+            for fh in self._files.values():
+                fh.close()
+            self._files.clear()
+            self.release()
 
     def release(self) -> None:
         """Let another process open the folder (``finish`` does this; so does the process ending)."""

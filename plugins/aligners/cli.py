@@ -17,7 +17,7 @@ import click
 
 from spanaug_core.cli import overwrite_option
 from spanaug_core.console import note, out_console, progress_callback
-from spanaug_core.files import atomic_output
+from spanaug_core.files import atomic_output, read_text
 
 PATH = click.Path(path_type=Path)
 EXISTING = click.Path(exists=True, dir_okay=False, path_type=Path)
@@ -194,7 +194,7 @@ def make_align_data(
     from spanaug_aligners.make_data import default_wordnet_dir, generate, load_wordnet, sentences_from_text
     from spanaug_aligners.pairs import write_pairs
 
-    sentences = sentences_from_text(input_path.read_text(encoding="utf-8-sig"))
+    sentences = sentences_from_text(read_text(input_path, encoding="utf-8-sig"))
     stop = None if max_sentences is None else skip_sentences + max_sentences
     chosen = list(islice(sentences, skip_sentences, stop))
     dec = None

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from spanaug_core.errors import DataError
+from spanaug_core.files import read_lines, read_text
 from spanaug_core.types import AlignItem
 
 from spanaug_aligners.pairs import SpanPair
@@ -72,21 +73,20 @@ def _links(text: str, n: int, m: int) -> set[tuple[int, int]]:
 
 def read_multimwa(path: Path) -> Iterator[WordAligned]:
     """MultiMWA TSV: id, sentence 1, -, sentence 2, -, -, -, sure links, possible links."""
-    with open(path, encoding="utf-8") as handle:
-        for lineno, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            cols = line.rstrip("\n").split("\t")
-            if len(cols) < 8:
-                raise DataError(f"expected at least 8 tab-separated columns, found {len(cols)}", path=path, line=lineno)
-            source, target = tuple(cols[1].split()), tuple(cols[3].split())
-            try:
-                links = _links(cols[7], len(source), len(target))
-                if len(cols) > 8:
-                    links |= _links(cols[8], len(source), len(target))
-            except ValueError as exc:
-                raise DataError(str(exc), path=path, line=lineno) from None
-            yield WordAligned(f"{path.stem}-{cols[0].split(':')[0]}", source, target, frozenset(links))
+    for lineno, line in read_lines(path):
+        if not line.strip():
+            continue
+        cols = line.rstrip("\n").split("\t")
+        if len(cols) < 8:
+            raise DataError(f"expected at least 8 tab-separated columns, found {len(cols)}", path=path, line=lineno)
+        source, target = tuple(cols[1].split()), tuple(cols[3].split())
+        try:
+            links = _links(cols[7], len(source), len(target))
+            if len(cols) > 8:
+                links |= _links(cols[8], len(source), len(target))
+        except ValueError as exc:
+            raise DataError(str(exc), path=path, line=lineno) from None
+        yield WordAligned(f"{path.stem}-{cols[0].split(':')[0]}", source, target, frozenset(links))
 
 
 def read_jacana_json(path: Path) -> Iterator[WordAligned]:
@@ -95,7 +95,7 @@ def read_jacana_json(path: Path) -> Iterator[WordAligned]:
     ``source``/``target`` are space-tokenized strings (or token lists); the alignments are
     ``"i-j"`` strings with source index first.
     """
-    text = path.read_text(encoding="utf-8")
+    text = read_text(path)
     stripped = text.lstrip()
     if stripped.startswith("["):
         try:

@@ -16,6 +16,7 @@ import click
 
 from spanaug_core.console import note, progress_callback
 from spanaug_core.errors import DataError
+from spanaug_core.files import read_text
 
 
 def add_commands(cli: click.Group) -> None:
@@ -108,7 +109,7 @@ def _read_inputs(sentences: tuple[str, ...], path: Path | None, avoid: tuple[str
     rows = [{"text": s, "avoid": list(avoid), "include": list(include)} for s in sentences]
     if path is None:
         return rows
-    for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    for i, line in enumerate(read_text(path).splitlines(), start=1):
         if not line.strip():
             continue
         if line.lstrip().startswith("{"):

@@ -45,13 +45,16 @@ DEFAULT_MODEL = "qwen2.5-coder-1.5b-instruct"
 _SENTENCE_BREAK = re.compile(r"[.!?][\"'”’)\]]*\s+[\"'“‘(\[]*\w")
 
 
-# A chat model's lead-in before the paraphrase: "Here's a revised version of the sentence:",
-# "The revised sentence would be:", "Paraphrase:".
-_PREAMBLE = re.compile(
-    r"^\s*(?P<lead>[^:\n]{0,120}?\b(?:sentences?|versions?|paraphras\w*|rewrit\w*|rephras\w*|revised|reworded|here(?:'s| is))\b[^:\n]*):"
-    r"\s*(?P<rest>.*)$",
-    re.IGNORECASE | re.DOTALL,
+# A chat model's lead-in before the paraphrase, in the ways it starts: "Here's a revised
+# version of the sentence:", "The revised sentence would be:", "The sentence can be
+# rephrased as:", "Paraphrase:". A sentence with a colon of its own ("The court announced
+# its sentence: ...") starts otherwise.
+_LEAD_STARTS = (
+    r"here(?:'s| is| are)|sure|certainly|of course|okay|paraphrased?|rewritten|revised|rephrased|reworded"
+    r"|(?:the|a|an|my) (?:revised|rewritten|rephrased|reworded|paraphrased|new) (?:sentence|version|text)"
+    r"|the sentence (?:can|could|would|might|may|is|was|should|has)\b"
 )
+_PREAMBLE = re.compile(rf"^\s*(?P<lead>(?:{_LEAD_STARTS})\b[^:\n]{{0,120}}):\s*(?P<rest>.*)$", re.IGNORECASE | re.DOTALL)
 _QUOTES = "\"'“”‘’"
 
 

@@ -13,6 +13,7 @@ judgments file that ``spanaug train filter`` reads (see spanaug_shared.judgments
 from __future__ import annotations
 
 import csv
+import io
 import json
 import math
 from collections import Counter
@@ -22,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from spanaug_core.errors import DataError
+from spanaug_core.files import read_text
 from spanaug_core.text import detokenize
 from spanaug_shared.jsonlines import objects
 from spanaug_judge.agreement import fleiss_kappa
@@ -88,8 +90,8 @@ def _jsonl_rows(path: Path, export: str) -> Iterator[tuple[int, Any, Any, Any]]:
 
 
 def _csv_rows(path: Path) -> Iterator[tuple[int, Any, Any, Any]]:
-    with path.open(encoding="utf-8-sig", newline="") as fh:
-        reader = csv.DictReader(fh)
+    reader = csv.DictReader(io.StringIO(read_text(path, encoding="utf-8-sig"), newline=""))
+    try:
         missing = [c for c in CSV_COLUMNS if c not in (reader.fieldnames or ())]
         if missing:
             raise DataError(f"the header lacks {', '.join(missing)} (expected the columns {','.join(CSV_COLUMNS)})", path, 1)
@@ -102,6 +104,8 @@ def _csv_rows(path: Path) -> Iterator[tuple[int, Any, Any, Any]]:
             except (TypeError, ValueError):
                 raise DataError(f"score {row['score']!r} is not a number", path, reader.line_num) from None
             yield reader.line_num, annotator, row["item"], score
+    except csv.Error as exc:
+        raise DataError(f"not a CSV file ({exc})", path, reader.line_num) from None
 
 
 def read_answers(path: Path, tasks: TaskSet) -> list[Answer]:

@@ -10,6 +10,8 @@ judgments file that ``spanaug train filter`` learns from. Gold controls come fro
 from __future__ import annotations
 
 import math
+import os
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +20,7 @@ import click
 from spanaug_core.cli import overwrite_option
 from spanaug_core.console import err_console, note, out_console
 from spanaug_core.errors import DataError, SpanaugError
-from spanaug_core.files import atomic_output
+from spanaug_core.files import atomic_output, ensure_folder
 from spanaug_core.types import Example
 
 EXISTING = click.Path(exists=True, dir_okay=False, path_type=Path)
@@ -87,9 +89,13 @@ def export_command(run_dir: Path, output: Path, per_item: int, gold: Path | None
         _warn(f"the gold examples ({controls}) have no span with a rewritten role ({', '.join(rewrite_roles)}); exporting system outputs alone")
         controls = None
     tasks, stats = build_tasks(records, examples if controls else [], rewrite_roles, per_item, seed, sample, str(run_dir), controls)
-    # The export appears whole or not at all; an earlier one (with --force) or an empty folder is replaced.
-    with atomic_output(output, overwrite=force or (output.is_dir() and not any(output.iterdir()))) as partial:
-        write_export(tasks, partial)
+    # Its three files are written aside and moved in only when all are written; other files in
+    # the folder (collected answers, notes) are left alone.
+    ensure_folder(output)
+    with tempfile.TemporaryDirectory(prefix=".export-", dir=output) as staged:
+        write_export(tasks, Path(staged))
+        for name in (TASKS_FILE, PAGE_FILE, CSV_FILE):
+            os.replace(Path(staged) / name, output / name)
     if stats.no_span:
         note(f"skipped {stats.no_span} of {stats.records} records without exactly one rewritten span (role {', '.join(rewrite_roles)})")
     for kind, count in sorted(stats.missing.items()):

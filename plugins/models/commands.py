@@ -37,7 +37,7 @@ def models_list() -> None:
 def models_fetch(name: str, force: bool) -> None:
     """Fetch a preset into the cache (sha256 verified) and print its path."""
     preset = default_registry().preset(name)
-    if force and preset.cached() is not None:
+    if force:
         remove = getattr(preset, "remove", None)
         if not callable(remove):
             raise SpanaugError(f"preset '{name}' cannot be removed by spanaug; delete its cached files by hand")
@@ -69,6 +69,7 @@ def models_verify() -> None:
                 check()  # a copy cached before files were recorded is checked and recorded here
             except SpanaugError as exc:
                 note(str(exc))
+                bad.append(preset.name)
     folders = sorted(record.parent for record in cache_dir().rglob(RECORD))
     table = Table("cached folder", "files", "status")
     for folder in folders:
@@ -79,6 +80,6 @@ def models_verify() -> None:
             bad.append(folder)
     out_console.print(table)
     if bad:
-        raise SpanaugError(f"{len(bad)} cached folder(s) changed since they were recorded: {', '.join(map(str, bad))}; "
+        raise SpanaugError(f"{len(bad)} cached model(s) changed since they were recorded: {', '.join(map(str, bad))}; "
                            "fetch presets again with `spanaug models fetch NAME --force` (converted copies are remade on next use)")
     note(f"{len(folders)} cached folder(s) verified")

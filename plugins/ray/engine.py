@@ -23,6 +23,7 @@ import heapq
 import itertools
 import os
 import queue
+import signal
 import socket
 import sys
 import threading
@@ -140,11 +141,19 @@ def _connect(ray: Any, address: str | None, runtime_env: dict[str, Any] | None) 
     options: dict[str, Any] = {"logging_level": "WARNING", "log_to_driver": False, "runtime_env": runtime_env}
     if address is None:
         options["include_dashboard"] = False
+    # ray.init replaces SIGTERM's handler with an exit; the run's own handler (commit, then
+    # "interrupted") must stay, so the handlers in place before are put back.
+    handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGHUP)}
     try:
         ray.init(address=address, **options)
     except (ConnectionError, RuntimeError, ValueError) as exc:
         where = f"the Ray cluster at {address}" if address else "a local Ray cluster"
         raise ConfigError(f"could not connect to {where}: {exc}") from None
+    finally:
+        if threading.current_thread() is threading.main_thread():
+            for sig, handler in handlers.items():
+                if handler is not None:
+                    signal.signal(sig, handler)
     return True
 
 

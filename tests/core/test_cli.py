@@ -111,7 +111,7 @@ def test_an_unknown_option_suggests_the_right_one_or_its_component(tmp_path, cli
     assert "Did you mean 'threshold'?" in capsys.readouterr().err
     assert main([*base, "--workers", "2"]) == 2
     err = capsys.readouterr().err
-    assert "engine 'local': unknown option 'workers'" in err and "option of engine 'ray'" in err and "engine.name=ray" in err
+    assert "engine 'local': unknown option 'workers'" in err and "option of engine 'ray'" in err and "choose that engine" in err
     assert not (tmp_path / "o").exists()
 
 

@@ -64,3 +64,16 @@ def test_convert_refuses_bad_bytes_and_existing_outputs_and_leaves_nothing_parti
     assert main([*args, "--overwrite"]) == 0
     assert main(["convert", "--dataset", "conll-ner", "--input", str(tmp_path), "--to", "jsonl", "--output", str(out), "--overwrite"]) == 2
     assert "is a folder; expected a file" in capsys.readouterr().err
+
+
+def test_a_file_never_replaces_a_folder_and_dot_is_refused(tmp_path: Path) -> None:
+    folder = tmp_path / "results"
+    folder.mkdir()
+    (folder / "important.txt").write_text("keep me")
+    with pytest.raises(SpanaugError, match="results is a folder"):
+        with atomic_output(folder, overwrite=True) as partial:
+            partial.write_text("a file")
+    assert (folder / "important.txt").read_text() == "keep me" and [p.name for p in tmp_path.iterdir()] == ["results"]
+    with pytest.raises(SpanaugError, match="name a file or a new folder"):
+        with atomic_output(Path("."), overwrite=True):
+            pass

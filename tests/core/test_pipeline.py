@@ -276,4 +276,20 @@ def test_corpus_tokenization_is_undone_before_paraphrasing() -> None:
     request = pipe.decoder.calls[0][0]
     assert request.text == "They buy a wheel-chair." and request.constraints.include == ("a wheel-chair",)
     assert record.text == "They purchase a wheel-chair."
-    assert record.tokens[record.spans[1].start : record.spans[1].end] == ("a", "wheel-chair")
+    assert record.tokens[record.spans[1].start : record.spans[1].end] == ("a", "wheel", "-", "chair")  # the corpus' tokens
+
+
+def test_a_spaced_dash_of_a_headline_keeps_its_entities_findable() -> None:
+    # CoNLL-2003 headlines: "SOCCER - JAPAN GET ..." with JAPAN a kept entity.
+    pipe = Pipeline(
+        decoder=SynonymDecoder(SynonymDecoder.Config()),
+        aligner=_SamePlaceAligner(_SamePlaceAligner.Config()),
+        expander=InflectExpander(InflectExpander.Config()),
+        filters=[],
+        settings=PipelineSettings(iterations=1),
+    )
+    tokens = ("SOCCER", "-", "JAPAN", "buy", "WIN", ".")
+    example = Example(id="h", tokens=tokens, spans=(Span(start=3, end=4, label="Buy"), Span(start=2, end=3, label="LOC", role="entity")))
+    (record,) = pipe.run([example])
+    assert pipe.decoder.calls[0][0].text == "SOCCER-JAPAN buy WIN."
+    assert record.text == "SOCCER-JAPAN purchase WIN." and record.tokens[record.spans[1].start] == "JAPAN"

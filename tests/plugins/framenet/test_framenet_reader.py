@@ -39,11 +39,11 @@ def test_frame_filter_keeps_only_those_annotation_sets() -> None:
 
 
 def test_tokens_split_at_annotated_edges_only() -> None:
-    text = "Her re-election, they said."
-    # a target on "election" inside "re-election" (characters 7..14, end inclusive)
-    tokenized = tokenize_with_offsets(text, [7, 15])
-    assert tokenized.tokens == ("Her", "re-", "election", ",", "they", "said", ".")
-    assert tokenized.token_span(7, 15) == (2, 3)
+    text = "Her reelection, they said."
+    # a target on "election" inside "reelection" (characters 6..13, end inclusive)
+    tokenized = tokenize_with_offsets(text, [6, 14])
+    assert tokenized.tokens == ("Her", "re", "election", ",", "they", "said", ".")
+    assert tokenized.token_span(6, 14) == (2, 3)
     assert tokenized.token_span(3, 4) is None  # a label on the space alone covers no token
 
 

@@ -167,6 +167,14 @@ def test_export_fill_import_train_round_trip(spanaug, run_dir, tmp_path, capsys)
     model = tmp_path / "filter"
     assert spanaug("train", "filter", "--judgments", judgments, "--out", model, "--holdout", 0, "--epochs", 20) == 0
     assert (model / "filter.safetensors").is_file()
+    # Answers kept beside the export survive a forced re-export; a cp1252 CSV is one clear line.
+    kept = out / "answers-ann1.csv"
+    kept.write_bytes(b"annotator,item,score\nann1,x,50\n")
+    assert spanaug("judge", "export", run_dir, "--output", out, "--per-item", 3, "--force") == 0
+    assert kept.is_file() and (out / "tasks.json").is_file()
+    kept.write_bytes(b"annotator,item,score\nJos\xe9,x,50\n")
+    assert spanaug("judge", "import", kept, "--tasks", out, "--output", tmp_path / "j2.jsonl") == 2
+    assert "answers-ann1.csv:2: not valid utf-8-sig" in capsys.readouterr().err
 
 
 def test_export_without_gold_says_so(spanaug, run_dir, tmp_path, capsys) -> None:
