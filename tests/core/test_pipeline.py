@@ -12,10 +12,10 @@ from spanaug_expanders.inflect import InflectExpander
 from spanaug_filters.basic import MaxIterationFilter
 
 
-def make(iterations: int = 10, filters=(), **settings) -> Pipeline:
+def make(iterations: int = 10, filters=(), decoder=None, aligner=None, **settings) -> Pipeline:
     return Pipeline(
-        decoder=SynonymDecoder(SynonymDecoder.Config()),
-        aligner=DiffAligner(DiffAligner.Config()),
+        decoder=decoder or SynonymDecoder(SynonymDecoder.Config()),
+        aligner=aligner or DiffAligner(DiffAligner.Config()),
         expander=InflectExpander(InflectExpander.Config()),
         filters=list(filters),
         settings=PipelineSettings(iterations=iterations, **settings),
@@ -236,13 +236,8 @@ class _ToTheEndAligner(DiffAligner):
 
 @pytest.mark.parametrize(("avoid_words", "second"), [(True, "The panel will check it ."), (False, "The panel will confirm the findings about it .")])
 def test_the_avoid_set_blocks_each_content_word_of_a_multiword_alignment(avoid_words: bool, second: str) -> None:
-    pipe = Pipeline(
-        decoder=_ListedDecoder(_ListedDecoder.Config()),
-        aligner=_ToTheEndAligner(_ToTheEndAligner.Config()),
-        expander=InflectExpander(InflectExpander.Config()),
-        filters=[],
-        settings=PipelineSettings(iterations=2, avoid_words=avoid_words, keep="drop"),
-    )
+    pipe = make(2, decoder=_ListedDecoder(_ListedDecoder.Config()), aligner=_ToTheEndAligner(_ToTheEndAligner.Config()),
+                avoid_words=avoid_words, keep="drop")
     example = Example(id="e", tokens=("The", "panel", "will", "corroborate", "it", "."), spans=(Span(start=3, end=4, label="Verify"),))
     first, then = list(pipe.run([example]))
     assert first.text == "The panel will confirm findings ."  # aligned: "confirm findings"
@@ -263,13 +258,7 @@ class _SamePlaceAligner(DiffAligner):
 
 def test_corpus_tokenization_is_undone_before_paraphrasing() -> None:
     # CoNLL/OntoNotes split hyphenated words; the decoder sees, and must include, "wheel-chair".
-    pipe = Pipeline(
-        decoder=SynonymDecoder(SynonymDecoder.Config()),
-        aligner=_SamePlaceAligner(_SamePlaceAligner.Config()),
-        expander=InflectExpander(InflectExpander.Config()),
-        filters=[],
-        settings=PipelineSettings(iterations=1),
-    )
+    pipe = make(1, aligner=_SamePlaceAligner(_SamePlaceAligner.Config()))
     tokens = ("They", "buy", "a", "wheel", "-", "chair", ".")
     example = Example(id="w", tokens=tokens, spans=(Span(start=1, end=2, label="Buy"), Span(start=2, end=6, label="Goods", role="argument")))
     (record,) = pipe.run([example])
@@ -281,13 +270,7 @@ def test_corpus_tokenization_is_undone_before_paraphrasing() -> None:
 
 def test_a_spaced_dash_of_a_headline_keeps_its_entities_findable() -> None:
     # CoNLL-2003 headlines: "SOCCER - JAPAN GET ..." with JAPAN a kept entity.
-    pipe = Pipeline(
-        decoder=SynonymDecoder(SynonymDecoder.Config()),
-        aligner=_SamePlaceAligner(_SamePlaceAligner.Config()),
-        expander=InflectExpander(InflectExpander.Config()),
-        filters=[],
-        settings=PipelineSettings(iterations=1),
-    )
+    pipe = make(1, aligner=_SamePlaceAligner(_SamePlaceAligner.Config()))
     tokens = ("SOCCER", "-", "JAPAN", "buy", "WIN", ".")
     example = Example(id="h", tokens=tokens, spans=(Span(start=3, end=4, label="Buy"), Span(start=2, end=3, label="LOC", role="entity")))
     (record,) = pipe.run([example])
