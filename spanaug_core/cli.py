@@ -292,19 +292,19 @@ def convert_group(
             count = writer.write(unique_ids(reader.read(input_path), source), partial)
     else:
         import random
+        from contextlib import nullcontext
 
         # A sample needs the count first, so the input is held in memory.
         examples = list(unique_ids(reader.read(input_path), source))
         if sample > len(examples):
             raise SpanaugError(f"--sample {sample}: {input_path} holds only {len(examples)} examples")
-        if rest is not None and rest.exists() and not overwrite:
-            raise SpanaugError(f"{rest} exists; pass --overwrite to replace it, or choose another --rest")
         chosen = set(random.Random(seed).sample(range(len(examples)), sample))
-        with atomic_output(output, overwrite) as partial:
+        # Both outputs are checked before either is written, and appear together or not at all.
+        with atomic_output(output, overwrite) as partial, (atomic_output(rest, overwrite) if rest else nullcontext()) as rest_partial:
             count = writer.write((e for i, e in enumerate(examples) if i in chosen), partial)
+            if rest is not None:
+                others = writer.write((e for i, e in enumerate(examples) if i not in chosen), rest_partial)
         if rest is not None:
-            with atomic_output(rest, overwrite) as partial:
-                others = writer.write((e for i, e in enumerate(examples) if i not in chosen), partial)
             note(f"wrote the other {others} examples to {rest}")
     note(f"wrote {count} examples to {output}")
 

@@ -86,7 +86,8 @@ class RunStore:
 
     def _prepare(self, resume: bool) -> dict[str, Any]:
         manifest_path = self.dir / MANIFEST
-        previous = manifest_path.exists() and not self._failed_before_any_work(manifest_path)
+        found, problem = _load_manifest(manifest_path) if manifest_path.exists() else (None, "")
+        previous = manifest_path.exists() and not (isinstance(found, dict) and _failed_before_any_work(found))
         if previous and not resume:
             raise RunStateError(
                 f"{self.dir} already holds a run ({MANIFEST}); pass --resume to continue it, "
@@ -96,7 +97,9 @@ class RunStore:
             raise RunStateError(f"{self.dir} has {AUGMENTED} but no {MANIFEST}: it is not a spanaug run folder")
         committed: dict[str, Any] = {}
         if previous:
-            self.manifest = _read_manifest(manifest_path)
+            if not isinstance(found, dict):
+                raise RunStateError(f"{manifest_path} is not valid JSON ({problem or 'not an object'}); cannot resume")
+            self.manifest = found
             self._check_same_config()
             committed = self.manifest.get("progress", {})
             self._elapsed_before = self.manifest.get("timings", {}).get("elapsed_s", 0.0)
@@ -140,21 +143,6 @@ class RunStore:
         handle.write(f"process {os.getpid()} on {platform.node()} since {_now()}\n")
         handle.flush()
         self._lock = handle
-
-    @staticmethod
-    def _failed_before_any_work(manifest_path: Path) -> bool:
-        """Whether the folder's run failed before it committed anything: a new run may reuse it.
-
-        Such a run (a wrong --input, a missing model) leaves no record to keep, so neither a
-        fresh run nor --resume with corrected settings should be refused.
-        """
-        try:
-            manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError):
-            return False
-        progress = manifest.get("progress", {}) if isinstance(manifest, dict) else {}
-        worked = ("examples_done", "examples_read", "in_flight", "augmented_bytes", "rejected_bytes")
-        return manifest.get("status") == "failed" and not any(progress.get(key) for key in worked)
 
     def _check_same_config(self) -> None:
         before = self.manifest.get("fingerprint", {})
@@ -253,8 +241,20 @@ class RunStore:
         os.replace(tmp, self.dir / MANIFEST)
 
 
-def _read_manifest(path: Path) -> dict[str, Any]:
+def _load_manifest(path: Path) -> tuple[Any, str]:
+    """The manifest's JSON, or None and why it cannot be read."""
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise RunStateError(f"{path} is not valid JSON ({exc}); cannot resume") from None
+        return json.loads(path.read_text(encoding="utf-8")), ""
+    except (OSError, json.JSONDecodeError) as exc:
+        return None, str(exc)
+
+
+def _failed_before_any_work(manifest: dict[str, Any]) -> bool:
+    """Whether the folder's run failed before it committed anything: a new run may reuse it.
+
+    Such a run (a wrong --input, a missing model) leaves no record to keep, so neither a
+    fresh run nor --resume with corrected settings should be refused.
+    """
+    progress = manifest.get("progress", {})
+    worked = ("examples_done", "examples_read", "in_flight", "augmented_bytes", "rejected_bytes")
+    return manifest.get("status") == "failed" and not any(progress.get(key) for key in worked)

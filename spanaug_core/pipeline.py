@@ -321,8 +321,8 @@ def locate_kept(
             if where is not None and any(_overlaps(where, t) for t in taken):
                 where = None
         else:
-            # The include phrase as the decoder saw it, tokenized as the candidate was (a
-            # corpus' "wheel - chair" was asked for, and comes back, as "wheel-chair").
+            # The include phrase as the decoder saw it, tokenized as the candidate was: a
+            # corpus token spanaug splits ("F-16" in CoNLL-2003) comes back as "F - 16".
             phrase = tokenize(sp.text(job.tokens))
             where, score = None, 1.0
             for fold in (False, True):
@@ -676,14 +676,15 @@ class Pipeline:
         more ("confirm findings" avoided, "confirm the findings" written); a word the
         sentence has outside the span (a kept argument's) stays allowed.
         """
-        phrases = [detokenize(aligned)]
+        forms = list(self.expander.expand(detokenize(aligned)))
         if self.settings.avoid_words and len(aligned) > 1:
             outside = job.tokens[: job.span[0]] + job.tokens[job.span[1] :] if job.span else job.tokens
             elsewhere = {t.lower() for t in outside}
-            phrases += [
-                w for w in aligned if is_content_word(w) and not any(f.lower() in elsewhere for f in self.expander.expand(w))
-            ]
-        return [form for phrase in phrases for form in self.expander.expand(phrase)]
+            for word in filter(is_content_word, aligned):
+                word_forms = self.expander.expand(word)
+                if not any(f.lower() in elsewhere for f in word_forms):
+                    forms += word_forms
+        return forms
 
     def _advance(self, attempt: _Attempt) -> list[Augmented | Rejection]:
         """The outcomes of one attempt; updates the job (avoid set, stop, chained sentence)."""

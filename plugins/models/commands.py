@@ -63,10 +63,13 @@ def models_verify() -> None:
 
     bad = []
     for preset in default_registry().presets().values():
-        check = getattr(preset, "check", None)
-        if preset.cached() is not None and callable(check):
+        check, cached = getattr(preset, "check", None), preset.cached()
+        folder = cached if cached is None or cached.is_dir() else cached.parent
+        # A copy cached before files were recorded is checked and recorded first; the others
+        # are hashed once, below.
+        if folder is not None and not (folder / RECORD).is_file() and callable(check):
             try:
-                check()  # a copy cached before files were recorded is checked and recorded here
+                check()
             except SpanaugError as exc:
                 note(str(exc))
                 bad.append(preset.name)
