@@ -56,6 +56,18 @@ class PipelineSettings(BaseModel):
         description="when a span aligns to several words, also avoid each content word of it (and its forms) "
         "that the sentence has nowhere else, not only the whole phrase",
     )
+    min_words: int = Field(
+        default=3,
+        ge=0,
+        description="paraphrase a sentence with no span to rewrite (NER) only if it has at least this many words "
+        "(with a letter) outside its kept spans: a table row or score line (\"Leeds 22 6 0 16 555 745 12\") has nothing to paraphrase",
+    )
+    rerank: dict[str, float] = Field(
+        default={"alignment": 1.0},
+        description="how a round chooses among its candidates: the one with the largest sum of weight x score, "
+        "over the record scores named here (alignment, adequacy, paraphrase_fluency...; ties: the decoder's order); "
+        "a score no component gives is an error",
+    )
     keep: Literal["include", "align", "drop"] = Field(
         default="include",
         description="how kept spans survive: include = positive constraints then exact match; "
@@ -71,7 +83,7 @@ class PipelineSettings(BaseModel):
 
 # Settings added after runs could already be resumed, with the value that reproduces what a
 # run started before them did (a resumed run must go on as it began).
-BEFORE_ADDED: dict[str, Any] = {"avoid_words": False}
+BEFORE_ADDED: dict[str, Any] = {"avoid_words": False, "rerank": {"alignment": 1.0}, "min_words": 0}
 
 
 class RunConfig(PipelineSettings):

@@ -2,8 +2,10 @@
 
 For every span to rewrite (a *job*) the loop repeats: decode an n-best list of the
 sentence under (all avoid phrases so far, the include phrases of the kept spans); align
-the span into the top-M candidates; keep the candidate the aligner likes best; emit it
-as an ``Augmented`` record; add the aligned phrase's expansions to the avoid set. A job
+the span into the top-M candidates; let the scoring filters score them (adequacy...);
+keep the candidate whose scores, weighted by ``rerank``, sum highest (the paper keeps the
+one the aligner likes best: ``rerank={"alignment": 1}``); emit it as an ``Augmented``
+record; add the aligned phrase's expansions to the avoid set. A job
 stops early when nothing aligns, when the decoder finds nothing, or when the avoid set
 stops growing, and the reason is reported.
 
@@ -46,6 +48,7 @@ from spanaug_core.protocols import (
     FilterContext,
     ProgressCallback,
     ProgressEvent,
+    ScoringFilter,
 )
 from spanaug_core.text import detokenize, find_all, is_content_word, tokenize
 from spanaug_core.types import AlignItem, Alignment, Augmented, Candidate, Constraints, DecodeRequest, Example, Span
@@ -158,6 +161,7 @@ class RunStats:
     candidates: int = 0
     decode_s: float = 0.0
     align_s: float = 0.0
+    score_s: float = 0.0
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -171,6 +175,7 @@ class RunStats:
             "candidates": self.candidates,
             "decode_s": round(self.decode_s, 3),
             "align_s": round(self.align_s, 3),
+            "score_s": round(self.score_s, 3),
         }
 
     def restore(self, saved: dict[str, Any]) -> None:
@@ -185,6 +190,7 @@ class RunStats:
         self.candidates = saved.get("candidates", 0)
         self.decode_s = saved.get("decode_s", 0.0)
         self.align_s = saved.get("align_s", 0.0)
+        self.score_s = saved.get("score_s", 0.0)
 
     def add(self, counts: dict[str, Any]) -> None:
         """Add another pipeline's counts (``as_dict``), e.g. a worker's for one chunk of examples."""
@@ -281,7 +287,8 @@ class _Attempt:
     """One job's n-best list in one iteration, and where the aligner put its spans in each candidate.
 
     ``target[rank]``: the target span's alignment into candidate ``rank`` (None for a
-    whole-sentence job); ``kept[(rank, span index)]``: a kept span's (``keep=align``).
+    whole-sentence job); ``kept[(rank, span index)]``: a kept span's (``keep=align``);
+    ``scored[rank]``: what the scoring filters said of candidate ``rank`` (adequacy...).
     """
 
     run: _ExampleRun
@@ -289,6 +296,7 @@ class _Attempt:
     nbest: list[Candidate]
     target: list[Alignment | None] = field(default_factory=list)
     kept: dict[tuple[int, int], Alignment] = field(default_factory=dict)
+    scored: list[dict[str, float]] = field(default_factory=list)
 
 
 @dataclass
@@ -300,6 +308,7 @@ class _Choice:
     span: tuple[int, int] | None
     score: float
     kept: list[tuple[int, Span]]
+    scores: dict[str, float]
 
 
 def locate_kept(
@@ -336,17 +345,36 @@ def locate_kept(
         weakest = min(weakest, score)
     return located, weakest
 
-def choose(attempt: _Attempt, keep: str) -> tuple[_Choice | None, str]:
+def candidate_scores(candidate: Candidate, alignment: float, rank: int, scored: dict[str, float]) -> dict[str, float]:
+    """A record's scores: the decoder's (``paraphrase``, ``paraphrase_<name>``), the alignment's, the rank's, the scoring filters'."""
+    scores = {"paraphrase": candidate.score, **{f"paraphrase_{k}": v for k, v in candidate.scores.items()}}
+    scores.update({"alignment": alignment, "rank": float(rank)})
+    scores.update(scored)
+    return scores
+
+
+def rerank_key(scores: dict[str, float], weights: dict[str, float]) -> float:
+    """The sum of weight x score over ``weights``; a weighted score the candidate lacks is an error."""
+    missing = [name for name in weights if name not in scores]
+    if missing:
+        raise SpanaugError(
+            f"rerank weight '{missing[0]}' names a score no component gave (the candidates have {', '.join(sorted(scores))}); "
+            "add the filter that scores it (e.g. --filter adequacy) or drop the weight"
+        )
+    return sum(weight * scores[name] for name, weight in weights.items())
+
+
+def choose(attempt: _Attempt, keep: str, weights: dict[str, float]) -> tuple[_Choice | None, str]:
     """The candidate an attempt keeps, or None and the reason its job stops (a pure function).
 
-    A span job keeps the candidate whose target alignment scores best (ties: the decoder's
-    score) among those that keep every kept span; a whole-sentence job keeps the decoder's
-    best candidate not produced before.
+    Among the candidates that keep every kept span (and, for a span job, into which the
+    target aligns; for a whole-sentence job, not produced before), the one whose scores
+    weighted by ``weights`` sum highest, ties going to the decoder's order.
     """
     job = attempt.job
     if not attempt.nbest:
         return None, "no-candidates"
-    best: _Choice | None = None
+    best: tuple[float, _Choice] | None = None
     aligned_any = False
     for rank, cand in enumerate(attempt.nbest):
         if job.span is None:
@@ -365,13 +393,12 @@ def choose(attempt: _Attempt, keep: str) -> tuple[_Choice | None, str]:
         kept, kept_score = located
         if job.span is None:
             score = kept_score
-        choice = _Choice(cand, rank, span, score, kept)
-        if best is None or (choice.score, cand.score) > (best.score, best.candidate.score):
-            best = choice
-        if job.span is None:
-            break  # whole-sentence jobs take the decoder's best new candidate
+        scores = candidate_scores(cand, score, rank, attempt.scored[rank] if attempt.scored else {})
+        key = rerank_key(scores, weights)
+        if best is None or key > best[0]:
+            best = (key, _Choice(cand, rank, span, score, kept, scores))
     if best is not None:
-        return best, ""
+        return best[1], ""
     if job.span is None:
         return None, "no-new-candidates"
     return None, "kept-spans-lost" if aligned_any else "no-alignment"
@@ -384,6 +411,12 @@ def first_rejection(filters: Sequence[Filter], record: Augmented, context: Filte
         if reason is not None:
             return f"{getattr(flt, 'name', type(flt).__name__)}: {reason}"
     return None
+
+
+def _free_words(job: _Job) -> int:
+    """How many words with a letter a job's sentence has outside its kept spans."""
+    kept = [(sp.start, sp.end) for _, sp in job.kept]
+    return sum(1 for i, t in enumerate(job.tokens) if any(c.isalpha() for c in t) and not any(s <= i < e for s, e in kept))
 
 
 def _overlaps(a: tuple[int, int], b: tuple[int, int]) -> bool:
@@ -619,7 +652,9 @@ class Pipeline:
                 )
             )
         if not jobs and keepable:
-            jobs.append(_Job(None, example.tokens, None, keepable, [], self._includes(example.tokens, keepable)))
+            whole = _Job(None, example.tokens, None, keepable, [], self._includes(example.tokens, keepable))
+            if _free_words(whole) >= s.min_words:
+                jobs.append(whole)
         return jobs
 
     def _includes(self, tokens: Sequence[str], kept: list[tuple[int, Span]]) -> list[str]:
@@ -634,6 +669,7 @@ class Pipeline:
             run.iteration += 1
         self.stats.candidates += sum(len(a.nbest) for a in attempts)
         self._align(attempts)
+        self._score(attempts)
         for attempt in attempts:
             attempt.job.iteration = attempt.run.iteration
             attempt.run.outcomes.extend(self._advance(attempt))
@@ -668,6 +704,26 @@ class Pipeline:
             else:
                 attempt.kept[(rank, idx)] = found
 
+    def _score(self, attempts: list[_Attempt]) -> None:
+        """Ask each scoring filter for the scores of every attempt's candidates (against the input example)."""
+        scorers = [f for f in self.filters if isinstance(f, ScoringFilter)]
+        if not scorers:
+            return
+        t0 = time.perf_counter()
+        for attempt in attempts:
+            attempt.scored = [{} for _ in attempt.nbest]
+            if not attempt.nbest:
+                continue
+            for scorer in scorers:
+                results = scorer.score(attempt.run.example, [c.tokens for c in attempt.nbest])
+                if len(results) != len(attempt.nbest):
+                    raise SpanaugError(
+                        f"filter '{getattr(scorer, 'name', type(scorer).__name__)}' returned {len(results)} scores for {len(attempt.nbest)} candidates"
+                    )
+                for mine, theirs in zip(attempt.scored, results):
+                    mine.update(theirs)
+        self.stats.score_s += time.perf_counter() - t0
+
     def _avoid_next(self, job: _Job, aligned: Sequence[str]) -> list[str]:
         """What an aligned span adds to its job's avoid set: every form of the phrase and, with
         ``avoid_words``, of each of its content words the sentence has nowhere else.
@@ -689,7 +745,7 @@ class Pipeline:
     def _advance(self, attempt: _Attempt) -> list[Augmented | Rejection]:
         """The outcomes of one attempt; updates the job (avoid set, stop, chained sentence)."""
         job, example = attempt.job, attempt.run.example
-        choice, why = choose(attempt, self.settings.keep)
+        choice, why = choose(attempt, self.settings.keep, self.settings.rerank)
         if choice is None:
             job.stopped = why
             self.stats.stopped[why] += 1
@@ -699,8 +755,6 @@ class Pipeline:
         if job.target is not None and choice.span is not None:
             spans.append((job.target, example.spans[job.target].moved(*choice.span)))
         spans.sort(key=lambda pair: pair[0])
-        scores = {"paraphrase": cand.score, **{f"paraphrase_{k}": v for k, v in cand.scores.items()}}
-        scores.update({"alignment": choice.score, "rank": float(choice.rank)})
         stem = example.id if job.target is None else f"{example.id}/s{job.target}"
         record = Augmented(
             id=f"{stem}/it{job.iteration}",
@@ -710,7 +764,7 @@ class Pipeline:
             tokens=cand.tokens,
             text=cand.text,
             spans=tuple(sp for _, sp in spans),
-            scores=scores,
+            scores=choice.scores,
             constraints=job.constraints,
             components=self.components,
         )

@@ -150,6 +150,15 @@ class Filter(Component, Protocol):
 
 
 @runtime_checkable
+class ScoringFilter(Filter, Protocol):
+    """A filter that also scores candidates: the pipeline asks it for the scores of every
+    candidate of an n-best list, reranks by them (``PipelineSettings.rerank``) and writes them
+    on the record it keeps, where ``check`` can read them instead of computing them again."""
+
+    def score(self, source: Example, paraphrases: Sequence[tuple[str, ...]]) -> list[dict[str, float]]: ...
+
+
+@runtime_checkable
 class Trainer(Component, Protocol):
     """Trains a downstream model on examples and applies it (does the augmented data help?)."""
 

@@ -41,6 +41,25 @@ DEFAULT_SYSTEM = (
     "the rewritten sentence alone, with no preamble, no quotes and no explanation."
 )
 DEFAULT_PROMPT = "Paraphrase this sentence: {text}"
+Example = tuple[str, str]
+# Hand-written (sentence, paraphrase) turns shown before the sentence to paraphrase. Each
+# paraphrase keeps every fact, name and number of its sentence (the cause of the first, which
+# a paraphrase model drops readily), changes the wording where a word would be avoided, and
+# stays one sentence, also for a headline.
+FEW_SHOT: tuple[Example, ...] = (
+    (
+        "Catastrophe losses reduced Aetna's net income by $50 million in the third quarter.",
+        "In the third quarter, catastrophe losses cut Aetna's net income by $50 million.",
+    ),
+    (
+        "The committee will review the proposal before it votes on Friday.",
+        "Before its vote on Friday, the committee is going to examine the proposal.",
+    ),
+    (
+        "Rain halts play in second test at Colombo.",
+        "Play in the second test at Colombo was stopped by rain.",
+    ),
+)
 
 
 class Session(Protocol):
@@ -100,12 +119,37 @@ class Adapter(ABC):
         """The paraphrase text of generated ids: special tokens dropped, cut at the first line break."""
         return self.tokenizer.decode(list(ids), skip_special_tokens=True).split("\n", 1)[0].strip()
 
+    @abstractmethod
+    def forced_logprob(self, text: str, output: str) -> tuple[float, int]:
+        """The model's log-probability of answering ``text`` with ``output`` (then ending), and
+        the tokens it counts, end included: what decoding would score ``output`` if it found it."""
+
+    def _end_logprob(self, logprobs: torch.Tensor) -> float:
+        """The log-probability of ending here (any end token) from a [V] log-probability row."""
+        import torch
+
+        return float(torch.logsumexp(logprobs[self.end_ids], dim=0))
+
 
 class Seq2SeqAdapter(Adapter):
     """An encoder-decoder model: the source sentence is the encoder input."""
 
     def start(self, share_prefix: bool = True) -> Session:
         return _Seq2SeqSession(self)
+
+
+    def forced_logprob(self, text: str, output: str) -> tuple[float, int]:
+        import torch
+
+        enc = self.tokenizer([text], return_tensors="pt").to(self.device)
+        out_ids = self.tokenizer(output, add_special_tokens=False)["input_ids"]
+        start = self.model.config.decoder_start_token_id
+        decoder_ids = torch.tensor([[int(start), *out_ids]], dtype=torch.long, device=self.device)
+        with torch.inference_mode():
+            logits = self.model(**enc, decoder_input_ids=decoder_ids).logits[0]
+        logprobs = torch.log_softmax(logits.float(), dim=-1)
+        total = float(logprobs[torch.arange(len(out_ids)), torch.tensor(out_ids, dtype=torch.long)].sum()) if out_ids else 0.0
+        return total + self._end_logprob(logprobs[len(out_ids)]), len(out_ids) + 1
 
 
 class _Seq2SeqSession:
@@ -161,11 +205,14 @@ class _Seq2SeqSession:
 class ChatAdapter(Adapter):
     """A decoder-only chat model asked, through its chat template, to paraphrase.
 
-    ``system`` and ``prompt`` (with ``{text}``) make the instruction; a model without a
-    chat template gets ``prompt`` alone as plain text.
+    ``system`` and ``prompt`` (with ``{text}``) make the instruction, ``examples`` (sentence,
+    paraphrase) pairs are shown as earlier turns (few-shot); a model without a chat template
+    gets the examples and ``prompt`` as plain text.
     """
 
-    def __init__(self, model: Any, tokenizer: Any, end_ids: Sequence[int], system: str, prompt: str) -> None:
+    def __init__(
+        self, model: Any, tokenizer: Any, end_ids: Sequence[int], system: str, prompt: str, examples: Sequence[Example] = ()
+    ) -> None:
         # The answer is one line: a token with a line break ends it as the end-of-turn token
         # does. Otherwise a model whose end is held back (a positive constraint not yet met)
         # runs on into an invented next turn ("\nHuman: ...") and places the constraint there.
@@ -174,7 +221,7 @@ class ChatAdapter(Adapter):
         super().__init__(model, tokenizer, [*end_ids, *breaks])
         if "{text}" not in prompt:
             raise ConfigError(f"the prompt template must contain {{text}} (got {prompt!r})")
-        self.system, self.prompt = system, prompt
+        self.system, self.prompt, self.examples = system, prompt, tuple(examples)
         self._prefix_ids: list[int] | None = None
         self._prefix_kv: list[tuple[torch.Tensor, torch.Tensor]] | None = None
         tokenizer.padding_side = "left"
@@ -182,16 +229,36 @@ class ChatAdapter(Adapter):
             tokenizer.pad_token = tokenizer.eos_token
 
     def render(self, text: str) -> str:
-        """The prompt string for one sentence (the answer is generated after it)."""
-        user = self.prompt.format(text=text)
+        """The prompt string for one sentence (the answer is generated after it): the system
+        message, each example as a user turn and its answer, then the sentence's user turn."""
         if not getattr(self.tokenizer, "chat_template", None):
-            return user
+            shots = "".join(f"{self.prompt.format(text=source)}\n{answer}\n\n" for source, answer in self.examples)
+            return shots + self.prompt.format(text=text)
         messages = [{"role": "system", "content": self.system}] if self.system else []
-        messages.append({"role": "user", "content": user})
+        for source, answer in self.examples:
+            messages += [{"role": "user", "content": self.prompt.format(text=source)}, {"role": "assistant", "content": answer}]
+        messages.append({"role": "user", "content": self.prompt.format(text=text)})
         return self.tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
 
     def start(self, share_prefix: bool = True) -> Session:
         return _ChatSession(self, share_prefix)
+
+    def forced_logprob(self, text: str, output: str) -> tuple[float, int]:
+        import torch
+
+        prompt = self.prompt_ids(text)
+        out_ids = self.tokenizer(output, add_special_tokens=False)["input_ids"]
+        prefix = self.prefix_ids
+        # The prompt's constant start is in the prefix cache already (as decoding has it).
+        shared = len(prefix) if prefix and prompt[: len(prefix)] == prefix and len(prompt) > len(prefix) else 0
+        ids = torch.tensor([prompt[shared:] + out_ids], dtype=torch.long, device=self.device)
+        past = _cache(self.prefix_cache()) if shared else None
+        with torch.inference_mode():
+            logits = self.model(input_ids=ids, past_key_values=past, use_cache=past is not None).logits[0]
+        # Row i predicts token i + 1: the answer's tokens follow the prompt's last one.
+        logprobs = torch.log_softmax(logits[len(prompt) - shared - 1 :].float(), dim=-1)
+        total = float(logprobs[torch.arange(len(out_ids)), torch.tensor(out_ids, dtype=torch.long)].sum()) if out_ids else 0.0
+        return total + self._end_logprob(logprobs[len(out_ids)]), len(out_ids) + 1
 
     def prompt_ids(self, text: str) -> list[int]:
         """The token ids of one sentence's whole prompt."""
@@ -344,7 +411,7 @@ def _cache(layers: list[tuple[torch.Tensor, torch.Tensor]]) -> Any:
 # -- loading -----------------------------------------------------------------------------
 
 
-_LOADED: dict[tuple[str, str, str, str, str], Adapter] = {}
+_LOADED: dict[tuple[str, str, str, str, str, tuple[Example, ...]], Adapter] = {}
 
 
 def resolve_dtype(dtype: str, device: str) -> str:
@@ -366,20 +433,24 @@ def load(
     device: str = "cpu",
     system: str = DEFAULT_SYSTEM,
     prompt: str = DEFAULT_PROMPT,
+    examples: Sequence[Example] = (),
     progress: ProgressCallback | None = None,
 ) -> Adapter:
     """An adapter for a preset, a local folder or GGUF file, or (with network) a hub id.
 
-    A process loads a model once per (model, dtype, device, system, prompt): a second
-    pipeline or decoder with the same model shares the weights already in memory.
+    A process loads a model once per (model, dtype, device, system, prompt, examples): a
+    second pipeline or decoder with the same model shares the weights already in memory.
     """
-    key = (name_or_path, resolve_dtype(dtype, device), device, system, prompt)
+    shots = tuple((str(a), str(b)) for a, b in examples)
+    key = (name_or_path, resolve_dtype(dtype, device), device, system, prompt, shots)
     if key not in _LOADED:
-        _LOADED[key] = _load(name_or_path, key[1], device, system, prompt, progress)
+        _LOADED[key] = _load(name_or_path, key[1], device, system, prompt, shots, progress)
     return _LOADED[key]
 
 
-def _load(name_or_path: str, dtype: str, device: str, system: str, prompt: str, progress: ProgressCallback | None) -> Adapter:
+def _load(
+    name_or_path: str, dtype: str, device: str, system: str, prompt: str, examples: tuple[Example, ...], progress: ProgressCallback | None
+) -> Adapter:
     import torch
     import transformers
 
@@ -403,7 +474,7 @@ def _load(name_or_path: str, dtype: str, device: str, system: str, prompt: str, 
     model.to(device)
     if config.is_encoder_decoder:
         return Seq2SeqAdapter(model, tokenizer, _end_ids(model, tokenizer))
-    return ChatAdapter(model, tokenizer, _end_ids(model, tokenizer), system, prompt)
+    return ChatAdapter(model, tokenizer, _end_ids(model, tokenizer), system, prompt, examples)
 
 
 def _local_source(name_or_path: str, progress: ProgressCallback | None) -> Path | str:

@@ -13,12 +13,18 @@ sentence ("...self-assurance. To paraphrase this, you could say...") to place it
 the same reason a hypothesis that repeats a word n-gram (``repeat_ngram``, 4) its source
 does not repeat is dropped (``stats['repeated']``): having paraphrased a kept phrase, the
 model is made to write it again word for word ("...in the Washington region to replace
-retiring jurists on federal courts in the Washington area").
+retiring jurists on federal courts in the Washington area"); and one that writes an include
+phrase beside a near copy of it (``echo``, ``stats['echo']``: "...from her neighbor from her
+neighbour", the kept phrase paraphrased, then forced in as well).
 
 Scores of a candidate: ``logprob`` is the sum of its token log-probabilities (end token
 included), ``norm_logprob`` = ``logprob / length ** length_penalty`` (``score``, the
 ranking key), and ``prob`` = ``exp(logprob / length)``, the geometric mean of the
-per-token probabilities, a probability-like value in [0, 1].
+per-token probabilities, a probability-like value in [0, 1]. ``fluency`` is the
+per-token log-probability minus the source sentence's own when forced as the answer to the
+same prompt: near 0 for a paraphrase the model finds as natural as copying the source,
+well below it for text the constraints forced into awkward places ("...from her neighbor
+from her neighbour"). The source's value is computed once per sentence.
 """
 
 from __future__ import annotations
@@ -35,12 +41,14 @@ from spanaug_core.errors import ConfigError
 from spanaug_core.flags import flag
 from spanaug_core.protocols import DecoderConfig, ProgressCallback, ProgressEvent, RequestSource
 from spanaug_core.scheduling import ListSource
-from spanaug_core.text import contains_phrase, tokenize
+from spanaug_core.text import contains_phrase, find_all, tokenize
 from spanaug_core.types import Candidate, DecodeRequest
-from spanaug_decoders.adapters import DEFAULT_PROMPT, DEFAULT_SYSTEM, Adapter, ChatAdapter, load
+from spanaug_decoders.adapters import DEFAULT_PROMPT, DEFAULT_SYSTEM, FEW_SHOT, Adapter, ChatAdapter, load
 
 DEFAULT_MODEL = "qwen2.5-coder-1.5b-instruct"
 
+# Sources whose forced log-probability is kept: a run revisits a chunk of sources round after round.
+_CACHED_SOURCES = 4096
 # A sentence boundary: end punctuation (and closing quotes/brackets), space, then a word.
 _SENTENCE_BREAK = re.compile(r"[.!?][\"'”’)\]]*\s+[\"'“‘(\[]*\w")
 
@@ -89,6 +97,27 @@ def repeated_ngrams(text: str, n: int) -> set[tuple[str, ...]]:
     return repeated
 
 
+def echoes(text: str, phrase: str, similarity: float) -> bool:
+    """Whether ``text`` holds ``phrase`` and, on other words, a near copy of it (difflib ratio of
+    the lower-cased words >= ``similarity``): "...from her neighbor from her neighbour" for the
+    include phrase "from her neighbour", which the model had already paraphrased."""
+    from difflib import SequenceMatcher
+
+    words = [t.lower() for t in tokenize(text)]
+    needle = [t.lower() for t in tokenize(phrase)]
+    exact = list(find_all(words, needle))
+    if not exact:
+        return False
+    target = " ".join(needle)
+    n = len(needle)
+    for i in range(len(words) - n + 1):
+        if any(i < end and start < i + n for start, end in exact):
+            continue
+        if SequenceMatcher(None, " ".join(words[i : i + n]), target).ratio() >= similarity:
+            return True
+    return False
+
+
 class HFDecoderConfig(DecoderConfig):
     """Options shared by the decoders that run a Hugging Face model."""
 
@@ -107,11 +136,27 @@ class HFDecoderConfig(DecoderConfig):
     case_sensitive: bool = Field(default=False, description="word-level constraint check is case-sensitive")
     same_sentences: bool = Field(default=True, description="drop hypotheses with more sentences than their source")
     repeat_ngram: int = Field(default=4, ge=0, description="drop hypotheses repeating a word n-gram their source does not (0: off)")
+    echo: float | None = Field(
+        default=0.8,
+        ge=0.0,
+        le=1.0,
+        description="drop hypotheses that write an include phrase next to a near copy of it (a kept argument written twice; "
+        "difflib similarity >= this, null: off)",
+    )
+    fluency: bool = Field(
+        default=True,
+        description="score each candidate's fluency: its per-token log-probability minus the source's (the source "
+        "forced as the answer, one extra forward pass per source sentence); the `fluency` filter and rerank read it",
+    )
     strip_preamble: bool = Field(
         default=True, description="chat models: cut a lead-in such as \"Here's a revised version:\" off an output, then check it"
     )
     system: str = Field(default=DEFAULT_SYSTEM, description="chat models: system message")
     prompt: str = Field(default=DEFAULT_PROMPT, description="chat models: user message template with {text}")
+    examples: list[tuple[str, str]] = Field(
+        default=list(FEW_SHOT),
+        description="chat models: (sentence, paraphrase) turns shown before the sentence (few-shot; [] for none)",
+    )
 
 
 class _HFDecoder:
@@ -123,7 +168,8 @@ class _HFDecoder:
         self.config = config
         self._adapter = adapter
         self.progress: ProgressCallback | None = None
-        self.stats: dict[str, int] = {"hypotheses": 0, "caught": 0, "extra_sentence": 0, "repeated": 0, "preamble": 0}
+        self.stats: dict[str, int] = {"hypotheses": 0, "caught": 0, "extra_sentence": 0, "repeated": 0, "echo": 0, "preamble": 0}
+        self._source_logprobs: dict[str, float] = {}
 
     @property
     def adapter(self) -> Adapter:
@@ -137,6 +183,7 @@ class _HFDecoder:
                 device=self.config.device,
                 system=self.config.system,
                 prompt=self.config.prompt,
+                examples=self.config.examples,
                 progress=self.progress,
             )
         return self._adapter
@@ -155,7 +202,7 @@ class _HFDecoder:
     def _checked(self, request: DecodeRequest, hyps: list[tuple[tuple[int, ...], float, int]], nbest: int) -> list[Candidate]:
         cs, constraints = self.config.case_sensitive, request.constraints
         breaks = sentence_breaks(request.text) if self.config.same_sentences else None
-        n = self.config.repeat_ngram
+        n, echo = self.config.repeat_ngram, self.config.echo
         source_repeats = repeated_ngrams(request.text, n) if n else set()
         out: list[Candidate] = []
         seen: set[str] = set()
@@ -181,11 +228,27 @@ class _HFDecoder:
             if n and repeated_ngrams(text, n) - source_repeats:
                 self.stats["repeated"] += 1
                 continue
+            if echo is not None and any(echoes(text, p, echo) and not echoes(request.text, p, echo) for p in constraints.include):
+                self.stats["echo"] += 1
+                continue
             if len(out) < nbest:
                 norm = logprob / max(length, 1) ** self.config.length_penalty
-                scores = {"logprob": logprob, "norm_logprob": norm, "prob": math.exp(logprob / max(length, 1)), "length": float(length)}
+                per_token = logprob / max(length, 1)
+                scores = {"logprob": logprob, "norm_logprob": norm, "prob": math.exp(per_token), "length": float(length)}
+                if self.config.fluency:
+                    scores["fluency"] = per_token - self.source_logprob(request.text)
                 out.append(Candidate(text=text, tokens=tuple(tokenize(text)), score=norm, scores=scores, met=met))
         return out
+
+    def source_logprob(self, text: str) -> float:
+        """Per token, the model's log-probability of answering ``text`` with ``text`` itself (cached by text)."""
+        cached = self._source_logprobs.get(text)
+        if cached is None:
+            if len(self._source_logprobs) >= _CACHED_SOURCES:
+                self._source_logprobs.pop(next(iter(self._source_logprobs)))
+            logprob, length = self.adapter.forced_logprob(text, text)
+            cached = self._source_logprobs[text] = logprob / length
+        return cached
 
 
 class VDBADecoder(_HFDecoder):

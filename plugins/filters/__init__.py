@@ -13,14 +13,15 @@ from spanaug_core.hookspecs import Register, hookimpl
 
 @hookimpl
 def register_filters(register: Register) -> None:
-    from spanaug_filters.basic import AlignmentScoreFilter, CopyFilter, MaxIterationFilter, ParaphraseScoreFilter
+    from spanaug_filters.adequacy import AdequacyFilter
+    from spanaug_filters.basic import AlignmentScoreFilter, CopyFilter, FluencyFilter, MaxIterationFilter, ParaphraseScoreFilter
     from spanaug_filters.consistency import LabelConsistencyFilter
     from spanaug_filters.learned import LearnedFilter
     from spanaug_filters.novelty import NoveltyFilter
     from spanaug_filters.similarity import SimilarityFilter
 
     for cls in (MaxIterationFilter, ParaphraseScoreFilter, AlignmentScoreFilter, CopyFilter,
-                SimilarityFilter, NoveltyFilter, LearnedFilter, LabelConsistencyFilter):
+                SimilarityFilter, NoveltyFilter, LearnedFilter, LabelConsistencyFilter, AdequacyFilter, FluencyFilter):
         register(cls)
 
 
@@ -34,6 +35,7 @@ def register_models(register: Callable[[Any], None]) -> None:
 
 @hookimpl
 def register_commands(cli: Any) -> None:
-    from spanaug_filters.commands import train_filter_command
+    from spanaug_filters.commands import train_adequacy_command, train_filter_command
 
     cli.commands["train"].add_command(train_filter_command)
+    cli.commands["train"].add_command(train_adequacy_command)

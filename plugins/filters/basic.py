@@ -75,6 +75,16 @@ class AlignmentScoreFilter(_ScoreFilter):
         min_score: float = Field(default=0.5, ge=0.0, le=1.0, description="smallest alignment score kept")
 
 
+class FluencyFilter(_ScoreFilter):
+    """Keep records whose fluency (per-token log-probability against the source's, from the decoder) is high enough."""
+
+    name: ClassVar[str] = "fluency"
+    key: ClassVar[str] = "paraphrase_fluency"
+
+    class Config(ComponentConfig):
+        min_score: float = Field(default=-1.0, description="smallest paraphrase_fluency kept (0: as likely per token as the source)")
+
+
 class CopyFilter:
     """Drop a paraphrase identical to its source sentence or to an earlier output of the same source."""
 

@@ -1,6 +1,7 @@
-"""The filter plugin's command: ``spanaug train filter`` fits the learned filter on human judgments.
+"""The filter plugin's commands: ``spanaug train filter`` fits the learned filter on human judgments,
+``spanaug train adequacy`` the adequacy classifier on labeled paraphrase pairs (MRPC).
 
-It reads a judgments file (``spanaug judge import`` writes one), holds out a seeded share
+``train filter`` reads a judgments file (``spanaug judge import`` writes one), holds out a seeded share
 of it, trains on the rest, reports precision/recall/F1 on the held-out judgments next to
 the unfiltered acceptance rate, and saves the filter folder that ``--filter learned``
 loads with ``model=FOLDER``. torch is imported when the command runs.
@@ -9,12 +10,15 @@ loads with ``model=FOLDER``. torch is imported when the command runs.
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import click
 
+from spanaug_core.cli import overwrite_option
 from spanaug_core.console import note, out_console, progress_callback
 from spanaug_filters.learned import WEIGHTINGS
+from spanaug_shared.encoder import DEFAULT_ENCODER
 
 
 @click.command("filter")
@@ -63,3 +67,47 @@ def train_filter_command(judgments: Path, out: Path, **opts: object) -> None:
         out_console.print(table)
     note(f"saved {out} (trained on {summary['train_items']} judgments; loss {losses[0]:.4f} -> {losses[-1]:.4f}); "
          f"use it with --set 'filters=[{{name: learned, model: {out}}}]'")
+
+
+@click.command("adequacy")
+@click.option("--train", "train_file", required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="labeled sentence pairs in MRPC's format (msr_paraphrase_train.txt)")
+@click.option("--test", "test_file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="held-out pairs in the same format, scored after training (msr_paraphrase_test.txt)")
+@click.option("--out", required=True, type=click.Path(dir_okay=False, path_type=Path), help="model file (JSON) to write")
+@click.option("--encoder", default=DEFAULT_ENCODER, show_default=True, help="encoder preset or local folder")
+@click.option("--l2", type=click.FloatRange(0), default=10.0, show_default=True, help="weight of the L2 penalty on the weights")
+@click.option("--device", default="cpu", show_default=True)
+@overwrite_option
+def train_adequacy_command(train_file: Path, test_file: Path | None, out: Path, encoder: str, l2: float, device: str, overwrite: bool) -> None:
+    """Train the adequacy classifier (the `adequacy` filter's model) on paraphrase pairs such as MRPC.
+
+    Reports accuracy, F1 and ROC AUC on the training pairs and, with --test, on held-out
+    pairs; use the model with --set 'filters=[{name: adequacy, model: FILE}]'.
+    """
+    from rich.table import Table
+
+    from spanaug_filters.adequacy import classification_report, fit, pairs_features, read_pairs
+    from spanaug_shared.encoder import Encoder
+
+    files = {"train": train_file, **({"test": test_file} if test_file else {})}
+    pairs = {split: read_pairs(path) for split, path in files.items()}
+    words = Encoder(encoder, device=device)
+    features = {}
+    for split, rows in pairs.items():
+        note(f"encoding {len(rows)} {split} pairs with {encoder}")
+        features[split] = pairs_features(rows, words)
+    labels = {split: [p.label for p in rows] for split, rows in pairs.items()}
+    model = fit(features["train"], labels["train"], encoder, l2)
+    report = {split: classification_report(model, features[split], labels[split]) for split in pairs}
+    report.update(command="spanaug " + " ".join(sys.argv[1:]), files={k: str(v) for k, v in files.items()}, l2=l2)
+    model = replace(model, report=report)
+    model.save(out, overwrite)
+    table = Table(title=f"adequacy classifier ({encoder})")
+    for col in ("pairs", "n", "accuracy", "F1", "ROC AUC"):
+        table.add_column(col, justify="left" if col == "pairs" else "right")
+    for split in pairs:
+        r = report[split]
+        table.add_row(split, str(r["pairs"]), f"{r['accuracy'] * 100:.1f}", f"{r['f1'] * 100:.1f}", f"{r['roc_auc']:.3f}")
+    out_console.print(table)
+    note(f"saved {out}; use it with --set 'filters=[{{name: adequacy, model: {out}}}]'")

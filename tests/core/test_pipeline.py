@@ -7,6 +7,8 @@ from doubles import DiffAligner, SynonymDecoder
 
 from spanaug_core import Example, Span
 from spanaug_core.config import PipelineSettings
+from spanaug_core.errors import SpanaugError
+from spanaug_core.protocols import ComponentConfig
 from spanaug_core.pipeline import IDLE, Checkpoint, Pipeline, Rejection
 from spanaug_expanders.inflect import InflectExpander
 from spanaug_filters.basic import MaxIterationFilter
@@ -276,3 +278,60 @@ def test_a_spaced_dash_of_a_headline_keeps_its_entities_findable() -> None:
     (record,) = pipe.run([example])
     assert pipe.decoder.calls[0][0].text == "SOCCER-JAPAN buy WIN."
     assert record.text == "SOCCER-JAPAN purchase WIN." and record.tokens[record.spans[1].start] == "JAPAN"
+
+
+class _PreferWord:
+    """A scoring filter double: ``liked`` scores 1 for candidates containing ``word``, else 0; keeps everything."""
+
+    name = "prefer"
+
+    class Config(ComponentConfig):
+        pass
+
+    def __init__(self, word: str) -> None:
+        self.config = self.Config()
+        self.word, self.asked = word, []
+
+    def score(self, source, paraphrases):
+        self.asked.append((source.id, list(paraphrases)))
+        return [{"liked": float(self.word in p)} for p in paraphrases]
+
+    def check(self, record, context):
+        return None
+
+
+def test_rerank_weighs_scoring_filters_against_the_aligner() -> None:
+    # The aligner scores every synonym alike (0.9); by default the decoder's order decides.
+    (first,) = list(make(iterations=1).run([corroborate()]))
+    assert first.tokens[3] == "confirm" and "liked" not in first.scores
+    prefer = _PreferWord("support")
+    pipe = make(iterations=1, filters=[prefer], rerank={"alignment": 1.0, "liked": 0.5})
+    (record,) = list(pipe.run([corroborate()]))
+    assert record.tokens[3] == "support" and record.scores["rank"] == 2.0
+    assert record.scores["liked"] == 1.0 and record.scores["alignment"] == 0.9
+    # Every candidate of the round was scored, against the input example.
+    assert prefer.asked[0][0] == "ex0" and len(prefer.asked[0][1]) == 4
+    assert pipe.stats.score_s >= 0.0
+    # Weights name what counts: with the preference alone, the alignment score is ignored.
+    (kept,) = list(make(iterations=1, filters=[_PreferWord("support")], rerank={"liked": 1.0}).run([corroborate()]))
+    assert kept.tokens[3] == "support"
+
+
+def test_rerank_also_chooses_whole_sentence_paraphrases() -> None:
+    ex = Example(id="n", tokens=("Ann", "will", "buy", "it", "quickly", "."), spans=(Span(start=0, end=1, label="PER", role="entity"),))
+    (record,) = list(make(iterations=1, rewrite_roles=[], filters=[_PreferWord("fast")], rerank={"liked": 1.0}).run([ex]))
+    assert record.text == "Ann will buy it fast."
+
+
+def test_a_rerank_weight_without_a_score_is_an_error() -> None:
+    with pytest.raises(SpanaugError, match="rerank weight 'adequacy' names a score no component gave"):
+        list(make(iterations=1, rerank={"alignment": 1.0, "adequacy": 1.0}).run([corroborate()]))
+
+
+def test_score_lines_and_tables_are_not_paraphrased() -> None:
+    row = Example(id="t", tokens=("Leeds", "22", "6", "0", "16", "555", "745", "12"), spans=(Span(start=0, end=1, label="ORG", role="entity"),))
+    pipe = make(iterations=1, rewrite_roles=[])
+    assert list(pipe.outcomes([row]))[-1].examples == 1 and pipe.stats.skipped == 1 and pipe.stats.jobs == 0
+    sentence = Example(id="n", tokens=("Ann", "will", "buy", "it", "quickly", "."), spans=(Span(start=0, end=1, label="PER", role="entity"),))
+    assert len(list(make(iterations=1, rewrite_roles=[], min_words=4).run([sentence]))) == 1  # will, buy, it, quickly
+    assert list(make(iterations=1, rewrite_roles=[], min_words=5).run([sentence])) == []

@@ -11,7 +11,7 @@ from spanaug_core.errors import ConfigError
 from spanaug_core.text import contains_phrase
 from spanaug_core.types import Constraints, DecodeRequest
 from spanaug_decoders.adapters import ChatAdapter, Seq2SeqAdapter
-from spanaug_decoders.decoders import HFBeamDecoder, VDBADecoder, repeated_ngrams, sentence_breaks, strip_preamble
+from spanaug_decoders.decoders import HFBeamDecoder, VDBADecoder, echoes, repeated_ngrams, sentence_breaks, strip_preamble
 from spanaug_decoders.tries import NegativeTrie, PositiveTrie
 from spanaug_decoders.vdba import SearchOptions, search
 
@@ -218,6 +218,20 @@ def test_hypotheses_repeating_a_phrase_are_not_returned(llama, monkeypatch):
     assert len(decoder._checked(DecodeRequest(text=text), hyps, nbest=3)) == 1
 
 
+def test_an_include_phrase_written_beside_its_own_paraphrase_is_dropped(llama, monkeypatch):
+    text = "Maria last week purchased a used bicycle from her neighbor from her neighbour."
+    assert echoes(text, "from her neighbour", 0.8)
+    assert not echoes("Maria purchased a used bicycle from her neighbour.", "from her neighbour", 0.8)
+    assert not echoes(text, "Maria", 0.8) and not echoes("from him", "from her neighbour", 0.8)
+    monkeypatch.setattr(llama, "decode", lambda ids: text)
+    request = DecodeRequest(text="Maria bought a used bicycle from her neighbour last week.", constraints=Constraints(include=("from her neighbour",)))
+    decoder = VDBADecoder(VDBADecoder.Config(beam_size=2), adapter=llama)
+    assert decoder._checked(request, [((5, 6), -1.0, 3)], nbest=3) == []
+    assert decoder.stats["echo"] == 1
+    off = VDBADecoder(VDBADecoder.Config(beam_size=2, echo=None), adapter=llama)
+    assert len(off._checked(request, [((5, 6), -1.0, 3)], nbest=3)) == 1
+
+
 
 @pytest.fixture(scope="module")
 def prompted(tokenizer) -> ChatAdapter:
@@ -291,3 +305,46 @@ def test_the_stream_refills_rows_as_sentences_finish(prompted):
     off = VDBADecoder(VDBADecoder.Config(batch_size=2, beam_size=2, max_length=8, dtype="float32", continuous=False), adapter=prompted)
     list(off.stream(fixed, nbest=2))
     assert [n for n in fixed.taken if n] == [2, 2, 1]
+
+
+def _stepped_logprob(adapter, text: str, output: str) -> float:
+    """``output`` then an end token scored one step at a time through a decoding session."""
+    ids = adapter.tokenizer(output, add_special_tokens=False)["input_ids"]
+    session = adapter.start()
+    logprobs = session.add([text], 1)
+    total = 0.0
+    for token in ids:
+        total += float(logprobs[0, token])
+        session.advance(torch.tensor([0]), torch.tensor([token]))
+        logprobs = session.logprobs()
+    return total + float(torch.logsumexp(logprobs[0, adapter.end_ids], dim=0))
+
+
+@pytest.mark.parametrize("which", ["prompted", "llama", "t5"])
+def test_forced_logprob_is_what_decoding_scores_the_same_tokens(which, request):
+    adapter = request.getfixturevalue(which)
+    logprob, length = adapter.forced_logprob("the cat sat on the mat", "a dog sat on a mat")
+    assert length == 7  # six words and the end
+    assert logprob == pytest.approx(_stepped_logprob(adapter, "the cat sat on the mat", "a dog sat on a mat"), abs=1e-4)
+
+
+def test_fluency_is_the_per_token_logprob_against_the_source(prompted):
+    decoder = VDBADecoder(VDBADecoder.Config(beam_size=3, max_length=8, dtype="float32"), adapter=prompted)
+    (candidates,) = decoder.decode([DecodeRequest(text="the cat sat on the mat", constraints=Constraints())], nbest=3)
+    source, length = prompted.forced_logprob("the cat sat on the mat", "the cat sat on the mat")
+    assert candidates
+    for cand in candidates:
+        per_token = cand.scores["logprob"] / cand.scores["length"]
+        assert cand.scores["fluency"] == pytest.approx(per_token - source / length, abs=1e-5)
+    quiet = VDBADecoder(VDBADecoder.Config(beam_size=3, max_length=8, dtype="float32", fluency=False), adapter=prompted)
+    (plain,) = quiet.decode([DecodeRequest(text="the cat sat on the mat", constraints=Constraints())], nbest=3)
+    assert all("fluency" not in c.scores for c in plain)
+
+
+def test_few_shot_examples_come_before_the_sentence_and_share_the_prefix(tokenizer):
+    plain = tiny_llama(tokenizer, 2, "the small dog saw {text} and")
+    shots = ChatAdapter(plain.model, tokenizer, [EOS], system="", prompt=plain.prompt, examples=[("a cat", "a bird"), ("the mat", "a house")])
+    assert shots.render("red house") == "the small dog saw a cat and\na bird\n\nthe small dog saw the mat and\na house\n\nthe small dog saw red house and"
+    # The examples belong to the constant start, so the prefix cache holds them.
+    assert len(shots.prefix_ids) == len(shots.prompt_ids("red house")) - 4  # less "saw", "red", "house", "and"
+    assert shots.prompt_ids("red house")[: len(shots.prefix_ids)] == shots.prefix_ids

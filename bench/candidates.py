@@ -1,0 +1,117 @@
+"""Every candidate of a run's rounds with all its scores, and rerank weights fitted to judgments of them.
+
+``dump`` runs ``spanaug run`` (any settings, ``--set`` as on the command line) and writes,
+for each round of each job, every candidate of its n-best list: the text, whether the
+pipeline could keep it (target aligned, kept spans found), and the scores a record would
+carry (alignment, adequacy, paraphrase_fluency...). ``fit`` reads that file and a file of
+judgments (``{"key": ..., "ok": true|false}`` per judged candidate) and, for a grid of
+rerank weights, counts how many rounds would keep an acceptable candidate: the weights the
+pipeline's default comes from (docs/quality.md).
+
+    .venv/bin/python bench/candidates.py dump --input dev.jsonl --out dev-candidates.jsonl -- --iterations 1 --beam 4 --top-m 4
+    .venv/bin/python bench/candidates.py fit dev-candidates.jsonl dev-judgments.jsonl
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import spanaug_core.pipeline as pipeline
+from spanaug_core.cli import main as spanaug
+
+
+def dump(input_path: Path, out: Path, run_args: list[str]) -> None:
+    rows: list[dict[str, Any]] = []
+    original = pipeline.choose
+
+    def recording(attempt: Any, keep: str, weights: dict[str, float]) -> Any:
+        job = attempt.job
+        for rank, cand in enumerate(attempt.nbest):
+            found = attempt.target[rank] if job.span is not None else None
+            span = found.span if found is not None else None
+            viable = (job.span is None or span is not None) and pipeline.locate_kept(attempt, rank, span, keep) is not None
+            scored = attempt.scored[rank] if attempt.scored else {}
+            scores = pipeline.candidate_scores(cand, found.score if found is not None else 1.0, rank, scored)
+            source = attempt.run.example
+            rows.append({
+                "key": f"{source.id}/s{job.target}/it{attempt.run.iteration}/r{rank}",
+                "round": f"{source.id}/s{job.target}/it{attempt.run.iteration}",
+                "source": source.text,
+                "target": " ".join(job.tokens[job.span[0] : job.span[1]]) if job.span else None,
+                "label": source.spans[job.target].label if job.target is not None else None,
+                "text": cand.text,
+                "aligned": " ".join(cand.tokens[span[0] : span[1]]) if span else None,
+                "viable": viable,
+                "scores": scores,
+            })
+        return original(attempt, keep, weights)
+
+    pipeline.choose = recording
+    with tempfile.TemporaryDirectory() as folder:
+        code = spanaug(["run", "--dataset", "jsonl", "--input", str(input_path), "--output", str(Path(folder) / "run"), *run_args])
+        if code:
+            raise SystemExit(code)
+    out.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    print(f"wrote {len(rows)} candidates of {len({r['round'] for r in rows})} rounds to {out}")
+
+
+def fit(candidates: Path, judgments: Path) -> None:
+    rows = [json.loads(line) for line in candidates.read_text(encoding="utf-8").splitlines() if line.strip()]
+    ok = {}
+    for line in judgments.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            item = json.loads(line)
+            ok[item["key"]] = bool(item["ok"])
+    rounds: dict[str, list[dict[str, Any]]] = {}
+    for row in rows:
+        if row["viable"]:
+            rounds.setdefault(row["round"], []).append(row)
+    judged = {name: cands for name, cands in rounds.items() if all(c["key"] in ok for c in cands)}
+    print(f"{len(judged)} rounds with every viable candidate judged ({sum(len(c) for c in judged.values())} candidates, "
+          f"{sum(ok[c['key']] for cs in judged.values() for c in cs)} acceptable)")
+    best_possible = sum(any(ok[c["key"]] for c in cs) for cs in judged.values())
+    grid = {"alignment": (0.0, 1.0), "adequacy": (0.0, 0.5, 1.0, 2.0, 4.0), "paraphrase_fluency": (0.0, 0.25, 0.5, 1.0, 2.0)}
+    results = []
+    for values in itertools.product(*grid.values()):
+        weights = {k: v for k, v in zip(grid, values) if v}
+        if not weights:
+            continue
+        kept = 0
+        for cands in judged.values():
+            # As the pipeline: the largest weighted sum, ties to the decoder's order (rank).
+            best = max(cands, key=lambda c: (sum(w * c["scores"][k] for k, w in weights.items()), -c["scores"]["rank"]))
+            kept += ok[best["key"]]
+        results.append((kept, weights))
+    results.sort(key=lambda r: (-r[0], len(r[1])))
+    print(f"acceptable choices possible: {best_possible} of {len(judged)}")
+    for kept, weights in results[:12]:
+        print(f"{kept:3d} of {len(judged)}  {weights}")
+    baseline = next(k for k, w in results if w == {"alignment": 1.0})
+    print(f"{baseline:3d} of {len(judged)}  alignment alone (the paper's rule)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    d = sub.add_parser("dump")
+    d.add_argument("--input", type=Path, required=True)
+    d.add_argument("--out", type=Path, required=True)
+    d.add_argument("run_args", nargs=argparse.REMAINDER, help="after --: options of spanaug run")
+    f = sub.add_parser("fit")
+    f.add_argument("candidates", type=Path)
+    f.add_argument("judgments", type=Path)
+    args = parser.parse_args()
+    if args.command == "dump":
+        dump(args.input, args.out, [a for a in args.run_args if a != "--"])
+    else:
+        fit(args.candidates, args.judgments)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
