@@ -60,7 +60,7 @@ class PipelineSettings(BaseModel):
         default=3,
         ge=0,
         description="paraphrase a sentence with no span to rewrite (NER) only if it has at least this many words "
-        "(with a letter) outside its kept spans: a table row or score line (\"Leeds 22 6 0 16 555 745 12\") has nothing to paraphrase",
+        "(letters, no digits) outside its kept spans: a table row or score line (\"Leeds 22 6 0 16 555 745 12\") has nothing to paraphrase",
     )
     rerank: dict[str, float] = Field(
         default={"alignment": 1.0},

@@ -301,12 +301,11 @@ class _Attempt:
 
 @dataclass
 class _Choice:
-    """The candidate an attempt keeps, where its target went, its score and its kept spans."""
+    """The candidate an attempt keeps, where its target went, its kept spans and its record's scores."""
 
     candidate: Candidate
     rank: int
     span: tuple[int, int] | None
-    score: float
     kept: list[tuple[int, Span]]
     scores: dict[str, float]
 
@@ -344,6 +343,7 @@ def locate_kept(
         located.append((idx, sp.moved(*where)))
         weakest = min(weakest, score)
     return located, weakest
+
 
 def candidate_scores(candidate: Candidate, alignment: float, rank: int, scored: dict[str, float]) -> dict[str, float]:
     """A record's scores: the decoder's (``paraphrase``, ``paraphrase_<name>``), the alignment's, the rank's, the scoring filters'."""
@@ -396,7 +396,7 @@ def choose(attempt: _Attempt, keep: str, weights: dict[str, float]) -> tuple[_Ch
         scores = candidate_scores(cand, score, rank, attempt.scored[rank] if attempt.scored else {})
         key = rerank_key(scores, weights)
         if best is None or key > best[0]:
-            best = (key, _Choice(cand, rank, span, score, kept, scores))
+            best = (key, _Choice(cand, rank, span, kept, scores))
     if best is not None:
         return best[1], ""
     if job.span is None:
@@ -414,9 +414,13 @@ def first_rejection(filters: Sequence[Filter], record: Augmented, context: Filte
 
 
 def _free_words(job: _Job) -> int:
-    """How many words with a letter a job's sentence has outside its kept spans."""
+    """How many words (letters, no digits: not "29th") a job's sentence has outside its kept spans."""
     kept = [(sp.start, sp.end) for _, sp in job.kept]
-    return sum(1 for i, t in enumerate(job.tokens) if any(c.isalpha() for c in t) and not any(s <= i < e for s, e in kept))
+    return sum(
+        1
+        for i, t in enumerate(job.tokens)
+        if any(c.isalpha() for c in t) and not any(c.isdigit() for c in t) and not any(s <= i < e for s, e in kept)
+    )
 
 
 def _overlaps(a: tuple[int, int], b: tuple[int, int]) -> bool:

@@ -63,6 +63,8 @@ _LEAD_STARTS = (
     r"|the sentence (?:can|could|would|might|may|is|was|should|has)\b"
 )
 _PREAMBLE = re.compile(rf"^\s*(?P<lead>(?:{_LEAD_STARTS})\b[^:\n]{{0,120}}):\s*(?P<rest>.*)$", re.IGNORECASE | re.DOTALL)
+# A model shown earlier turns (few-shot examples) may run on into an invented next turn.
+_TURN = re.compile(r"(?:^|(?<=[\s.!?\"'”’]))(?:Human|User|Assistant|System)\s*:")
 _QUOTES = "\"'“”‘’"
 
 
@@ -82,8 +84,9 @@ def strip_preamble(text: str, source: str) -> str | None:
 
 
 def sentence_breaks(text: str) -> int:
-    """How many sentence boundaries a text has inside it (0 for one sentence)."""
-    return len(_SENTENCE_BREAK.findall(text))
+    """How many sentence boundaries a text has inside it (0 for one sentence); a chat turn's
+    speaker ("...was wrong.Human: Can you paraphrase...") starts a sentence too."""
+    return len(_SENTENCE_BREAK.findall(text)) + len(_TURN.findall(text))
 
 
 def repeated_ngrams(text: str, n: int) -> set[tuple[str, ...]]:

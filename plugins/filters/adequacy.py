@@ -236,7 +236,9 @@ class AdequacyFilter:
     name: ClassVar[str] = "adequacy"
 
     class Config(ComponentConfig):
-        threshold: float = Field(default=0.5, ge=0.0, le=1.0, description="smallest adequacy (paraphrase probability) kept")
+        threshold: float = Field(
+            default=0.7, ge=0.0, le=1.0, description="smallest adequacy (paraphrase probability) kept; 0.7 was chosen on judged dev outputs"
+        )
         model: Path | None = Field(default=None, description="model written by `spanaug train adequacy` (default: the shipped one)")
         encoder: str | None = Field(default=None, description="encoder preset or folder (default: the one the model was trained with)")
         device: str = Field(default="cpu", description="torch device")

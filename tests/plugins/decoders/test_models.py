@@ -348,3 +348,9 @@ def test_few_shot_examples_come_before_the_sentence_and_share_the_prefix(tokeniz
     # The examples belong to the constant start, so the prefix cache holds them.
     assert len(shots.prefix_ids) == len(shots.prompt_ids("red house")) - 4  # less "saw", "red", "house", "and"
     assert shots.prompt_ids("red house")[: len(shots.prefix_ids)] == shots.prefix_ids
+
+
+def test_an_invented_next_turn_counts_as_another_sentence():
+    assert sentence_breaks("It was wrong.Human: Can you paraphrase this?") == 1
+    assert sentence_breaks("Assistant: it was wrong") == 1
+    assert sentence_breaks("The user: a name.") == 0

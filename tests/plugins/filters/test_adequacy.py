@@ -100,11 +100,11 @@ def test_filter_scores_candidates_and_checks_records(tiny_encoder) -> None:
     assert [set(s) for s in scored] == [{"adequacy"}, {"adequacy"}] and all(0 <= s["adequacy"] <= 1 for s in scored)
     context = FilterContext(source=SOURCE, previous_texts=frozenset())
     # A record scored in the run is judged by its score; one without is scored now, the same way.
-    assert f.check(_record("x", adequacy=0.2), context) == "adequacy 0.200 < 0.5"
+    assert f.check(_record("x", adequacy=0.2), context) == "adequacy 0.200 < 0.7"
     assert f.check(_record("x", adequacy=0.9), context) is None
     fresh = _record(" ".join(paraphrases[1]))
     expected = scored[1]["adequacy"]
-    assert f.check(fresh, context) == (None if expected >= 0.5 else f"adequacy {expected:.3f} < 0.5")
+    assert f.check(fresh, context) == (None if expected >= 0.7 else f"adequacy {expected:.3f} < 0.7")
 
 
 def test_train_adequacy_command_writes_a_model_the_filter_loads(tmp_path, tiny_encoder, capsys) -> None:
