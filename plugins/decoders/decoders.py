@@ -41,7 +41,7 @@ from spanaug_core.errors import ConfigError
 from spanaug_core.flags import flag
 from spanaug_core.protocols import DecoderConfig, ProgressCallback, ProgressEvent, RequestSource
 from spanaug_core.scheduling import ListSource
-from spanaug_core.text import contains_phrase, find_all, tokenize
+from spanaug_core.text import contains_phrase, find_all, is_content_word, tokenize
 from spanaug_core.types import Candidate, DecodeRequest
 from spanaug_decoders.adapters import DEFAULT_PROMPT, DEFAULT_SYSTEM, FEW_SHOT, Adapter, ChatAdapter, load
 
@@ -101,9 +101,14 @@ def repeated_ngrams(text: str, n: int) -> set[tuple[str, ...]]:
 
 
 def echoes(text: str, phrase: str, similarity: float) -> bool:
-    """Whether ``text`` holds ``phrase`` and, on other words, a near copy of it (difflib ratio of
-    the lower-cased words >= ``similarity``): "...from her neighbor from her neighbour" for the
-    include phrase "from her neighbour", which the model had already paraphrased."""
+    """Whether ``text`` holds ``phrase`` and writes it, or part of it, a second time.
+
+    A near copy of the whole phrase elsewhere (difflib ratio of the lower-cased words >=
+    ``similarity``): "...from her neighbor from her neighbour" for the include phrase "from
+    her neighbour", which the model had already paraphrased. Or a piece of it twice (three
+    words, or two with a content word): "...for what you for what you get", "...at
+    mediocre at best" -- the model began the phrase, left it, and was made to write it whole.
+    """
     from difflib import SequenceMatcher
 
     words = [t.lower() for t in tokenize(text)]
@@ -118,7 +123,13 @@ def echoes(text: str, phrase: str, similarity: float) -> bool:
             continue
         if SequenceMatcher(None, " ".join(words[i : i + n]), target).ratio() >= similarity:
             return True
-    return False
+    pieces = {
+        tuple(needle[i : i + k])
+        for k in range(2, n)
+        for i in range(n - k + 1)
+        if k >= 3 or any(is_content_word(w) for w in needle[i : i + k])
+    }
+    return any(len(list(find_all(words, piece))) >= 2 for piece in pieces)
 
 
 class HFDecoderConfig(DecoderConfig):

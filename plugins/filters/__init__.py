@@ -14,14 +14,21 @@ from spanaug_core.hookspecs import Register, hookimpl
 @hookimpl
 def register_filters(register: Register) -> None:
     from spanaug_filters.adequacy import AdequacyFilter
-    from spanaug_filters.basic import AlignmentScoreFilter, CopyFilter, FluencyFilter, MaxIterationFilter, ParaphraseScoreFilter
+    from spanaug_filters.basic import (
+        AlignmentScoreFilter,
+        CopyFilter,
+        FactsFilter,
+        FluencyFilter,
+        MaxIterationFilter,
+        ParaphraseScoreFilter,
+    )
     from spanaug_filters.consistency import LabelConsistencyFilter
     from spanaug_filters.learned import LearnedFilter
     from spanaug_filters.novelty import NoveltyFilter
     from spanaug_filters.similarity import SimilarityFilter
 
     for cls in (MaxIterationFilter, ParaphraseScoreFilter, AlignmentScoreFilter, CopyFilter,
-                SimilarityFilter, NoveltyFilter, LearnedFilter, LabelConsistencyFilter, AdequacyFilter, FluencyFilter):
+                SimilarityFilter, NoveltyFilter, LearnedFilter, LabelConsistencyFilter, AdequacyFilter, FluencyFilter, FactsFilter):
         register(cls)
 
 

@@ -9,6 +9,7 @@ conjunction (a record must pass all of them), which is how the paper's "lax" and
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from typing import ClassVar
 
 from pydantic import Field
@@ -16,6 +17,10 @@ from pydantic import Field
 from spanaug_core.protocols import ComponentConfig, FilterContext
 from spanaug_core.text import normalize
 from spanaug_core.types import Augmented
+
+
+# Tokens after which a capitalised word starts a sentence (or a quotation), not a name.
+_SENTENCE_STARTS = frozenset({".", "!", "?", ":", '"', "``", "''", "“", "-", "--"})
 
 
 class MaxIterationFilter:
@@ -86,6 +91,47 @@ class FluencyFilter(_ScoreFilter):
             default=-0.35,
             description="smallest paraphrase_fluency kept (0: as likely per token as the source; -0.35 was chosen on judged dev outputs)",
         )
+
+
+def facts(tokens: Sequence[str], skip: Iterable[int] = ()) -> set[str]:
+    """The lower-cased numbers and names of a sentence (less the tokens at ``skip``): tokens
+    with a digit, and capitalised words not at a sentence start (after the first token, an
+    end mark or a quote)."""
+    skipped = set(skip)
+    if len(tokens) > 1 and tokens[0].isdigit() and tokens[1] == "-":
+        skipped.add(0)  # a list item's number ("4 - It is preferable..."), not a fact of the sentence
+    found = set()
+    for i, token in enumerate(tokens):
+        if i in skipped:
+            continue
+        if any(c.isdigit() for c in token):
+            found.add(token.lower())
+        elif i > 0 and token[:1].isupper() and token.isalpha() and tokens[i - 1] not in _SENTENCE_STARTS:
+            found.add(token.lower())
+    return found
+
+
+class FactsFilter:
+    """Drop a paraphrase that lost a number or a name of its source (outside the rewritten span)."""
+
+    name: ClassVar[str] = "facts"
+
+    class Config(ComponentConfig):
+        pass
+
+    def __init__(self, config: Config) -> None:
+        self.config = config
+
+    def check(self, record: Augmented, context: FilterContext) -> str | None:
+        source = context.source
+        rewritten = source.spans[record.target] if record.target is not None else None
+        skip = range(rewritten.start, rewritten.end) if rewritten is not None else ()
+        # Compared without spaces: a paraphrase's tokenizer may split "116th" into "116 th".
+        text = "".join(record.tokens).lower()
+        lost = sorted(f for f in facts(source.tokens, skip) if f not in text)
+        if lost:
+            return f"lost {', '.join(repr(f) for f in lost[:3])}" + (f" and {len(lost) - 3} more" if len(lost) > 3 else "")
+        return None
 
 
 class CopyFilter:

@@ -223,6 +223,10 @@ def test_an_include_phrase_written_beside_its_own_paraphrase_is_dropped(llama, m
     assert echoes(text, "from her neighbour", 0.8)
     assert not echoes("Maria purchased a used bicycle from her neighbour.", "from her neighbour", 0.8)
     assert not echoes(text, "Maria", 0.8) and not echoes("from him", "from her neighbour", 0.8)
+    # A piece of the phrase written twice: the model began it, left it, then wrote it whole.
+    assert echoes("But it can be pricey otherwise for what you for what you get.", "for what you get", 0.8)
+    assert echoes("Despite the food, it mediocre at mediocre at best.", "mediocre at best", 0.8)
+    assert not echoes("I went to the shop and to the bank.", "to the bank", 0.8)  # "to the": no content word
     monkeypatch.setattr(llama, "decode", lambda ids: text)
     request = DecodeRequest(text="Maria bought a used bicycle from her neighbour last week.", constraints=Constraints(include=("from her neighbour",)))
     decoder = VDBADecoder(VDBADecoder.Config(beam_size=2), adapter=llama)

@@ -8,8 +8,8 @@ from spanaug_shared.encoder import Encoder
 from spanaug_core.errors import ConfigError, SpanaugError
 from spanaug_core.plugins import build
 from spanaug_core.protocols import FilterContext
-from spanaug_core.types import Augmented, Constraints, Example
-from spanaug_filters.basic import AlignmentScoreFilter, CopyFilter, MaxIterationFilter, ParaphraseScoreFilter
+from spanaug_core.types import Augmented, Constraints, Example, Span
+from spanaug_filters.basic import AlignmentScoreFilter, CopyFilter, FactsFilter, MaxIterationFilter, ParaphraseScoreFilter, facts
 from spanaug_filters.novelty import NoveltyFilter, ngram_overlap
 from spanaug_filters.similarity import SimilarityFilter
 
@@ -108,3 +108,28 @@ def test_similarity_loads_its_encoder_on_first_use(tmp_path) -> None:
     f = SimilarityFilter(SimilarityFilter.Config(encoder=str(tmp_path / "missing")))  # building costs nothing
     with pytest.raises(SpanaugError, match="missing"):
         f.check(record("The panel will confirm it ."), ctx())
+
+
+def test_facts_are_numbers_and_names_outside_sentence_starts() -> None:
+    tokens = ("4", "-", "Mo", "Vaughn", "went", "3-for-3", "on", "Thursday", ".", "He", "scored", "116th")
+    assert facts(tokens) == {"vaughn", "3-for-3", "thursday", "116th"}  # "4 -": a list item's number
+    assert facts(tokens, skip=range(5, 8)) == {"vaughn", "116th"}
+
+
+def test_facts_filter_drops_a_paraphrase_that_lost_a_number_or_a_name() -> None:
+    source = Example(
+        id="s", tokens=tuple("The 30-share DAX index in Frankfurt closed up on Thursday .".split()),
+        spans=(Span(start=7, end=8, label="Change_position"),),
+    )
+    f = FactsFilter(FactsFilter.Config())
+    context = FilterContext(source=source, previous_texts=frozenset())
+    kept = record("The 30-share DAX index in Frankfurt rose on Thursday .")
+    assert f.check(kept, context) is None
+    assert f.check(record("The DAX index in Frankfurt rose on Thursday ."), context) == "lost '30-share'"
+    assert f.check(record("The index rose ."), context) == "lost '30-share', 'dax', 'frankfurt' and 1 more"
+    # The rewritten span's own words may change; "116 th" is "116th" written apart.
+    rewritten = Example(id="s", tokens=("Boston", "'s", "Vaughn", "collected", "his", "116th", "RBI", "."), spans=(Span(start=5, end=6, label="Ordinal"),))
+    ctx = FilterContext(source=rewritten, previous_texts=frozenset())
+    assert f.check(record("Boston 's Vaughn got his 116 th RBI ."), ctx) is None
+    assert f.check(record("Boston 's Vaughn got his hundredth RBI ."), ctx) is None
+    assert f.check(record("He got his 116 th RBI ."), ctx) == "lost 'vaughn'"
