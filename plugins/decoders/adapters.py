@@ -124,11 +124,14 @@ class Adapter(ABC):
         """The model's log-probability of answering ``text`` with ``output`` (then ending), and
         the tokens it counts, end included: what decoding would score ``output`` if it found it."""
 
-    def _end_logprob(self, logprobs: torch.Tensor) -> float:
-        """The log-probability of ending here (any end token) from a [V] log-probability row."""
+    def _answer_logprob(self, logits: torch.Tensor, answer: Sequence[int]) -> tuple[float, int]:
+        """``forced_logprob`` from the logits [len(answer) + 1, V] that predict each answer token
+        and then the end (any end token)."""
         import torch
 
-        return float(torch.logsumexp(logprobs[self.end_ids], dim=0))
+        logprobs = torch.log_softmax(logits.float(), dim=-1)
+        total = float(logprobs[torch.arange(len(answer)), torch.tensor(answer, dtype=torch.long)].sum()) if answer else 0.0
+        return total + float(torch.logsumexp(logprobs[len(answer), self.end_ids], dim=0)), len(answer) + 1
 
 
 class Seq2SeqAdapter(Adapter):
@@ -136,7 +139,6 @@ class Seq2SeqAdapter(Adapter):
 
     def start(self, share_prefix: bool = True) -> Session:
         return _Seq2SeqSession(self)
-
 
     def forced_logprob(self, text: str, output: str) -> tuple[float, int]:
         import torch
@@ -147,9 +149,7 @@ class Seq2SeqAdapter(Adapter):
         decoder_ids = torch.tensor([[int(start), *out_ids]], dtype=torch.long, device=self.device)
         with torch.inference_mode():
             logits = self.model(**enc, decoder_input_ids=decoder_ids).logits[0]
-        logprobs = torch.log_softmax(logits.float(), dim=-1)
-        total = float(logprobs[torch.arange(len(out_ids)), torch.tensor(out_ids, dtype=torch.long)].sum()) if out_ids else 0.0
-        return total + self._end_logprob(logprobs[len(out_ids)]), len(out_ids) + 1
+        return self._answer_logprob(logits, out_ids)
 
 
 class _Seq2SeqSession:
@@ -256,9 +256,7 @@ class ChatAdapter(Adapter):
         with torch.inference_mode():
             logits = self.model(input_ids=ids, past_key_values=past, use_cache=past is not None).logits[0]
         # Row i predicts token i + 1: the answer's tokens follow the prompt's last one.
-        logprobs = torch.log_softmax(logits[len(prompt) - shared - 1 :].float(), dim=-1)
-        total = float(logprobs[torch.arange(len(out_ids)), torch.tensor(out_ids, dtype=torch.long)].sum()) if out_ids else 0.0
-        return total + self._end_logprob(logprobs[len(out_ids)]), len(out_ids) + 1
+        return self._answer_logprob(logits[len(prompt) - shared - 1 :], out_ids)
 
     def prompt_ids(self, text: str) -> list[int]:
         """The token ids of one sentence's whole prompt."""

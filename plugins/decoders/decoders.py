@@ -32,6 +32,7 @@ from __future__ import annotations
 import math
 import re
 import time
+from functools import lru_cache
 from collections.abc import Iterator, Sequence
 from typing import ClassVar, Literal
 
@@ -47,7 +48,6 @@ from spanaug_decoders.adapters import DEFAULT_PROMPT, DEFAULT_SYSTEM, FEW_SHOT, 
 
 DEFAULT_MODEL = "qwen2.5-coder-1.5b-instruct"
 
-# Sources whose forced log-probability is kept: a run revisits a chunk of sources round after round.
 _CACHED_SOURCES = 4096
 # A sentence boundary: end punctuation (and closing quotes/brackets), space, then a word.
 _SENTENCE_BREAK = re.compile(r"[.!?][\"'”’)\]]*\s+[\"'“‘(\[]*\w")
@@ -183,7 +183,8 @@ class _HFDecoder:
         self._adapter = adapter
         self.progress: ProgressCallback | None = None
         self.stats: dict[str, int] = {"hypotheses": 0, "caught": 0, "extra_sentence": 0, "repeated": 0, "echo": 0, "preamble": 0}
-        self._source_logprobs: dict[str, float] = {}
+        # A run revisits a chunk of sources round after round: each one's value is computed once.
+        self._source_logprobs = lru_cache(maxsize=_CACHED_SOURCES)(self.source_logprob)
 
     @property
     def adapter(self) -> Adapter:
@@ -218,6 +219,8 @@ class _HFDecoder:
         breaks = sentence_breaks(request.text) if self.config.same_sentences else None
         n, echo = self.config.repeat_ngram, self.config.echo
         source_repeats = repeated_ngrams(request.text, n) if n else set()
+        # Include phrases the source itself writes twice are the source's, not the decoder's.
+        watched = [p for p in constraints.include if not echoes(request.text, p, echo)] if echo is not None else []
         out: list[Candidate] = []
         seen: set[str] = set()
         for ids, logprob, length in hyps:
@@ -242,7 +245,7 @@ class _HFDecoder:
             if n and repeated_ngrams(text, n) - source_repeats:
                 self.stats["repeated"] += 1
                 continue
-            if echo is not None and any(echoes(text, p, echo) and not echoes(request.text, p, echo) for p in constraints.include):
+            if any(echoes(text, p, echo) for p in watched):
                 self.stats["echo"] += 1
                 continue
             if len(out) < nbest:
@@ -250,19 +253,14 @@ class _HFDecoder:
                 per_token = logprob / max(length, 1)
                 scores = {"logprob": logprob, "norm_logprob": norm, "prob": math.exp(per_token), "length": float(length)}
                 if self.config.fluency:
-                    scores["fluency"] = per_token - self.source_logprob(request.text)
+                    scores["fluency"] = per_token - self._source_logprobs(request.text)
                 out.append(Candidate(text=text, tokens=tuple(tokenize(text)), score=norm, scores=scores, met=met))
         return out
 
     def source_logprob(self, text: str) -> float:
-        """Per token, the model's log-probability of answering ``text`` with ``text`` itself (cached by text)."""
-        cached = self._source_logprobs.get(text)
-        if cached is None:
-            if len(self._source_logprobs) >= _CACHED_SOURCES:
-                self._source_logprobs.pop(next(iter(self._source_logprobs)))
-            logprob, length = self.adapter.forced_logprob(text, text)
-            cached = self._source_logprobs[text] = logprob / length
-        return cached
+        """Per token, the model's log-probability of answering ``text`` with ``text`` itself."""
+        logprob, length = self.adapter.forced_logprob(text, text)
+        return logprob / length
 
 
 class VDBADecoder(_HFDecoder):
