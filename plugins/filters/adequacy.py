@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import json
 import math
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -30,11 +29,13 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import Field
 
-from spanaug_core.errors import ConfigError
-from spanaug_core.files import atomic_output
+from spanaug_core.errors import ConfigError, DataError
+from spanaug_core.files import atomic_output, read_lines
 from spanaug_core.protocols import ComponentConfig, FilterContext
-from spanaug_core.text import is_content_word
+from spanaug_core.text import is_content_word, tokenize
 from spanaug_core.types import Augmented, Example
+from spanaug_filters.novelty import ngrams
+from spanaug_filters.similarity import SourceEncoding
 from spanaug_shared.encoder import Encoder
 
 if TYPE_CHECKING:
@@ -58,13 +59,6 @@ FEATURES = (
     "trigram_recall",
 )
 SHIPPED = Path(__file__).parent / "heads" / "adequacy" / "adequacy.json"
-# A run visits a chunk of sources round after round; this holds many chunks.
-_CACHED_SOURCES = 4096
-
-
-def _ngrams(tokens: Tokens, n: int) -> Counter[tuple[str, ...]]:
-    words = [t.lower() for t in tokens]
-    return Counter(tuple(words[i : i + n]) for i in range(len(words) - n + 1))
 
 
 def pair_features(source: Tokens, paraphrase: Tokens, source_vectors: torch.Tensor, paraphrase_vectors: torch.Tensor) -> list[float]:
@@ -95,7 +89,7 @@ def pair_features(source: Tokens, paraphrase: Tokens, source_vectors: torch.Tens
         abs(math.log(ratio)),
     ]
     for n in (1, 2, 3):
-        mine, theirs = _ngrams(paraphrase, n), _ngrams(source, n)
+        mine, theirs = ngrams(paraphrase, n), ngrams(source, n)
         common = sum((mine & theirs).values())
         features += [common / max(sum(mine.values()), 1), common / max(sum(theirs.values()), 1)]
     return features
@@ -156,17 +150,11 @@ class LabeledPair:
 
 def read_pairs(path: Path) -> list[LabeledPair]:
     """MRPC's tab-separated format: a header, then ``label, id, id, sentence 1, sentence 2`` per line."""
-    from spanaug_core.errors import DataError
-    from spanaug_core.files import read_lines
-    from spanaug_core.text import tokenize
-
     pairs: list[LabeledPair] = []
     for number, line in read_lines(path):
-        if number == 1 and line.lstrip("\ufeff").startswith("Quality"):
+        if not line.strip() or (number == 1 and line.lstrip("\ufeff").startswith("Quality")):
             continue
         cells = line.rstrip("\n").split("\t")
-        if not line.strip():
-            continue
         if len(cells) != 5 or cells[0] not in ("0", "1") or not cells[3].strip() or not cells[4].strip():
             raise DataError(f"{path}:{number}: expected 5 tab-separated cells (label 0/1, id, id, sentence, sentence), got {line[:80]!r}")
         pairs.append(LabeledPair(int(cells[0]), tuple(tokenize(cells[3])), tuple(tokenize(cells[4]))))
@@ -246,24 +234,13 @@ class AdequacyFilter:
     def __init__(self, config: Config) -> None:
         self.config = config
         self.model = AdequacyModel.load(config.model or SHIPPED)
-        self._encoder: Encoder | None = None
-        self._sources: dict[Tokens, torch.Tensor] = {}
-
-    def _vectors(self, sentences: Sequence[Tokens]) -> list[torch.Tensor]:
-        if self._encoder is None:
-            self._encoder = Encoder(self.config.encoder or self.model.encoder, device=self.config.device)
-        return self._encoder.encode_sentences(sentences)
+        self.vectors = SourceEncoding(config.encoder or self.model.encoder, config.device)
 
     def adequacy(self, source: Tokens, paraphrases: Sequence[Tokens]) -> list[float]:
         """The paraphrase probability of each of ``paraphrases`` against ``source``."""
-        cached = self._sources.get(source)
-        if cached is None:
-            if len(self._sources) >= _CACHED_SOURCES:
-                self._sources.pop(next(iter(self._sources)))
-            (cached,) = self._vectors([source])
-            self._sources[source] = cached
-        vectors = self._vectors(list(paraphrases)) if paraphrases else []
-        return [self.model.probability(pair_features(source, p, cached, v)) for p, v in zip(paraphrases, vectors)]
+        source_vectors = self.vectors.source(source)
+        vectors = self.vectors.encode(list(paraphrases)) if paraphrases else []
+        return [self.model.probability(pair_features(source, p, source_vectors, v)) for p, v in zip(paraphrases, vectors)]
 
     def score(self, source: Example, paraphrases: Sequence[Tokens]) -> list[dict[str, float]]:
         return [{"adequacy": p} for p in self.adequacy(source.tokens, paraphrases)]

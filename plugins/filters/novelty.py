@@ -23,16 +23,20 @@ from spanaug_core.protocols import ComponentConfig, FilterContext
 from spanaug_core.types import Augmented
 
 
+def ngrams(tokens: Sequence[str], n: int) -> Counter[tuple[str, ...]]:
+    """The lower-cased word n-grams of a sentence, counted."""
+    words = [t.lower() for t in tokens]
+    return Counter(tuple(words[i : i + n]) for i in range(len(words) - n + 1))
+
+
 def ngram_overlap(source: Sequence[str], paraphrase: Sequence[str], max_n: int) -> float:
     """Mean over n = 1..max_n of shared n-grams / n-grams of the shorter sentence (lower-cased tokens).
 
     Orders longer than the shorter sentence are left out; two empty sentences overlap 0.
     """
-    a, b = [t.lower() for t in source], [t.lower() for t in paraphrase]
     ratios = []
     for n in range(1, max_n + 1):
-        grams_a = Counter(tuple(a[i : i + n]) for i in range(len(a) - n + 1))
-        grams_b = Counter(tuple(b[i : i + n]) for i in range(len(b) - n + 1))
+        grams_a, grams_b = ngrams(source, n), ngrams(paraphrase, n)
         fewer = min(sum(grams_a.values()), sum(grams_b.values()))
         if fewer:
             ratios.append(sum((grams_a & grams_b).values()) / fewer)
