@@ -95,7 +95,7 @@ def run_command(
     out_console.print(
         f"[bold green]done[/]: {counts['examples']} examples, {counts['jobs']} spans -> "
         f"{counts['accepted']} accepted, {counts['rejected']} rejected; stopped early: {stopped}; "
-        f"decode {counts['decode_s']:.1f}s, align {counts['align_s']:.1f}s, score {counts.get('score_s', 0.0):.1f}s -> {summary.output}/augmented.jsonl"
+        f"decode {counts['decode_s']:.1f}s, align {counts['align_s']:.1f}s, score {counts['score_s']:.1f}s -> {summary.output}/augmented.jsonl"
     )
 
 

@@ -452,6 +452,7 @@ class Pipeline:
         self.aligner = aligner
         self.expander = expander
         self.filters = list(filters)
+        self._scorers = [f for f in self.filters if isinstance(f, ScoringFilter)]
         self.settings = settings or PipelineSettings()
         self.progress = progress or (lambda event: None)
         self.stats = RunStats()
@@ -710,15 +711,14 @@ class Pipeline:
 
     def _score(self, attempts: list[_Attempt]) -> None:
         """Ask each scoring filter for the scores of every attempt's candidates (against the input example)."""
-        scorers = [f for f in self.filters if isinstance(f, ScoringFilter)]
-        if not scorers:
+        if not self._scorers:
             return
         t0 = time.perf_counter()
         for attempt in attempts:
             attempt.scored = [{} for _ in attempt.nbest]
             if not attempt.nbest:
                 continue
-            for scorer in scorers:
+            for scorer in self._scorers:
                 results = scorer.score(attempt.run.example, [c.tokens for c in attempt.nbest])
                 if len(results) != len(attempt.nbest):
                     raise SpanaugError(
