@@ -24,6 +24,7 @@ import json
 import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
+from itertools import groupby
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -202,14 +203,14 @@ def classification_report(model: AdequacyModel, features: Sequence[Sequence[floa
     fn = sum(1 for p, y in zip(predicted, labels) if not p and y)
     positives = [p for p, y in zip(probs, labels) if y]
     negatives = [p for p, y in zip(probs, labels) if not y]
-    ranked = sorted((p, y) for p, y in zip(probs, labels))
-    # ROC AUC as the Mann-Whitney statistic: the share of (positive, negative) pairs ranked right.
+    # ROC AUC as the Mann-Whitney statistic: the share of (positive, negative) pairs ranked
+    # right, a tie counting half.
     rank_sum, seen_negatives = 0.0, 0
-    for p, y in ranked:
-        if y:
-            rank_sum += seen_negatives
-        else:
-            seen_negatives += 1
+    for _, tied in groupby(sorted(zip(probs, labels)), key=lambda pair: pair[0]):
+        tied_labels = [y for _, y in tied]
+        negatives_here = tied_labels.count(0)
+        rank_sum += (len(tied_labels) - negatives_here) * (seen_negatives + negatives_here / 2)
+        seen_negatives += negatives_here
     return {
         "pairs": len(labels),
         "accuracy": sum(1 for p, y in zip(predicted, labels) if p == y) / len(labels),

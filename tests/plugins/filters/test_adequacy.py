@@ -44,6 +44,9 @@ def test_fit_separates_a_learnable_signal_and_reports_it() -> None:
     report = classification_report(model, rows, labels)
     assert report["accuracy"] > 0.8 and report["roc_auc"] > 0.85 and report["pairs"] == 400
     assert abs(model.weights[0]) > 5 * max(abs(w) for w in model.weights[1:])
+    # Tied probabilities rank a (positive, negative) pair half right: a constant model has AUC 0.5.
+    flat = AdequacyModel("enc", tuple([0.0] * len(FEATURES)), tuple([1.0] * len(FEATURES)), tuple([0.0] * len(FEATURES)), 0.0, {})
+    assert classification_report(flat, rows, labels)["roc_auc"] == pytest.approx(0.5)
     # A stronger penalty shrinks the weights.
     assert abs(fit(rows, labels, "enc", l2=1000.0).weights[0]) < abs(model.weights[0])
 
