@@ -143,6 +143,7 @@ def convert_word_alignments(
 @click.option("--no-cue", is_flag=True, help="ablation: drop the positional cues")
 @click.option("--no-sbce", is_flag=True, help="ablation: hard 1/0 labels instead of soft BCE")
 @click.option("--cos/--no-cos", default=True, show_default=True, help="add the cosine of the span vectors as a feature (not in the paper)")
+@click.option("--links/--no-links", default=True, show_default=True, help="add SimAlign's word-link signals as features (not in the paper)")
 @click.option("--cache-dir", type=PATH, help="encoder-output cache (default: OUT/../.encoder-cache)")
 def train_aligner(data: Path, dev: Path, out: Path, cache_dir: Path | None, **opts: Any) -> None:
     """Train a bert-span head on span-alignment JSONL (frozen encoder, cached outputs)."""
@@ -154,7 +155,8 @@ def train_aligner(data: Path, dev: Path, out: Path, cache_dir: Path | None, **op
 
     shape = HeadShape(
         hidden=opts["hidden"], k=opts["k"], max_span=opts["max_span"], use_df=not opts["no_df"],
-        use_mx=not opts["no_mx"], use_cue=not opts["no_cue"], use_cos=opts["cos"], soft_labels=not opts["no_sbce"],
+        use_mx=not opts["no_mx"], use_cue=not opts["no_cue"], use_cos=opts["cos"], use_links=opts["links"],
+        soft_labels=not opts["no_sbce"],
     )
     options = TrainOptions(
         encoder=opts["encoder"], shape=shape, epochs=opts["epochs"], patience=opts["patience"], lr=opts["lr"],

@@ -7,8 +7,15 @@ out to reproduce the paper's ablations. An optional fourth group, not in the pap
 Sim: the cosines of the two span vectors, of their first words and of their last words. A
 one-hidden-layer net cannot easily compute a similarity from Df and Mx, and mean pooling
 hides a span's edges ("one of" and "one of the" pool to nearly the same vector); given
-the cosines directly the head finds the edges of a span that was kept word for word. The scorer is one hidden layer with batchnorm and
-PReLU and a sigmoid output. Its training target is either the soft label 2^-d(C, gold)
+the cosines directly the head finds the edges of a span that was kept word for word. A
+fifth group, Link, gives the head what the zero-shot SimAlign method knows (Jalili Sabet et
+al. 2020): from the word-by-word cosine matrix of the pair and its mutual-argmax links,
+how much of the candidate is linked to the source span and to the rest of the source, how
+much of the source span is linked into the candidate and elsewhere, whether the candidate
+is the links' hull, BERTScore-style soft precision and recall of the two spans, and the
+share of words whose single best match falls inside the other span. Without it the head
+lost to SimAlign itself on MultiMWA (docs/benchmarks.md). The scorer is one hidden layer
+with batchnorm and PReLU and a sigmoid output. Its training target is either the soft label 2^-d(C, gold)
 with d the summed start/end offset distance (SBCE) or the hard 1/0 label. A head is saved
 as ``head.safetensors`` plus ``config.json`` (HeadConfig) in one folder.
 
@@ -31,6 +38,7 @@ from spanaug_aligners.spans import candidate_spans, span_means
 Span = tuple[int, int]
 CUE_DIM = 4
 SIM_DIM = 3
+LINK_DIM = 9
 
 
 class HeadShape(BaseModel):
@@ -43,6 +51,7 @@ class HeadShape(BaseModel):
     use_mx: bool = True
     use_cue: bool = True
     use_cos: bool = False
+    use_links: bool = False
     soft_labels: bool = True
     k: int = 2
     max_span: int = 6
@@ -59,7 +68,9 @@ class HeadConfig(HeadShape):
 
     @property
     def input_dim(self) -> int:
-        return self.dim * (self.use_df + self.use_mx) + CUE_DIM * self.use_cue + SIM_DIM * self.use_cos
+        return (
+            self.dim * (self.use_df + self.use_mx) + CUE_DIM * self.use_cue + SIM_DIM * self.use_cos + LINK_DIM * self.use_links
+        )
 
 
 class SpanScorer(torch.nn.Module):
@@ -78,9 +89,9 @@ class SpanScorer(torch.nn.Module):
         )
 
     def features(self, source: torch.Tensor, cands: torch.Tensor, cues: torch.Tensor) -> torch.Tensor:
-        """Concatenate the enabled features: source/cands (rows, dim), cues (rows, 7) -> (rows, input_dim).
+        """Concatenate the enabled features: source/cands (rows, dim), cues (rows, 16) -> (rows, input_dim).
 
-        ``cues`` holds the 4 position cues, then the 3 similarities (see :func:`item_rows`).
+        ``cues`` holds the 4 position cues, the 3 similarities and the 9 link signals (see :func:`item_rows`).
         """
         parts = []
         if self.config.use_df:
@@ -91,20 +102,77 @@ class SpanScorer(torch.nn.Module):
             parts.append(cues[:, :CUE_DIM])
         if self.config.use_cos:
             parts.append(cues[:, CUE_DIM : CUE_DIM + SIM_DIM])
+        if self.config.use_links:
+            parts.append(cues[:, CUE_DIM + SIM_DIM :])
         return torch.cat(parts, dim=1)
 
     def forward(self, source: torch.Tensor, cands: torch.Tensor, cues: torch.Tensor) -> torch.Tensor:
         return self.net(self.features(source, cands, cues)).squeeze(1)
 
 
+def link_signals(src: torch.Tensor, tgt: torch.Tensor, source_span: Span, spans: Sequence[Span]) -> torch.Tensor:
+    """SimAlign's view of each candidate: src (n, dim), tgt (m, dim) word vectors -> (c, LINK_DIM).
+
+    Columns: share of the candidate's words linked to the source span, and to other source
+    words; share of the source span's words linked into the candidate, and only outside it;
+    1 if the candidate is the hull of the span's links; soft recall (mean over the span's
+    words of their best cosine inside the candidate) and soft precision (the converse); share
+    of the candidate's words whose most similar source word is in the span, and of the
+    span's words whose most similar target word is in the candidate.
+    """
+    from spanaug_aligners.simalign import aligned_span, mutual_argmax
+
+    if not spans:
+        return torch.zeros(0, LINK_DIM)
+    s, e = source_span
+    m = tgt.shape[0]
+    sim = torch.nn.functional.normalize(src, dim=1) @ torch.nn.functional.normalize(tgt, dim=1).T
+    links = mutual_argmax(sim)
+    starts = torch.tensor([a for a, _ in spans])
+    ends = torch.tensor([b for _, b in spans])
+    position = torch.arange(m)
+    inside = ((position >= starts[:, None]) & (position < ends[:, None])).float()  # (c, m)
+    length = inside.sum(1)
+    span_links, span_sim = links[s:e], sim[s:e]
+    other_links = torch.cat([links[:s], links[e:]]).any(0)
+    hits = (inside @ span_links.float().T) > 0  # (c, span words): linked into the candidate
+    hull, _ = aligned_span(links, sim, s, e)
+    is_hull = (starts == hull[0]) & (ends == hull[1]) if hull else torch.zeros(len(spans), dtype=torch.bool)
+    soft_recall = span_sim.unsqueeze(0).masked_fill(inside.unsqueeze(1) == 0, float("-inf")).amax(2).mean(1)
+    best_source = sim.argmax(0)
+    best_target = span_sim.argmax(1)
+    return torch.stack(
+        [
+            inside @ span_links.any(0).float() / length,
+            inside @ other_links.float() / length,
+            hits.float().mean(1),
+            (span_links.any(1) & ~hits).float().mean(1),
+            is_hull.float(),
+            soft_recall,
+            inside @ span_sim.amax(0) / length,
+            inside @ ((best_source >= s) & (best_source < e)).float() / length,
+            ((best_target >= starts[:, None]) & (best_target < ends[:, None])).float().mean(1),
+        ],
+        dim=1,
+    )
+
+
+def item_links(src_words: torch.Tensor, tgt_words: torch.Tensor, source_span: Span, config: HeadConfig) -> torch.Tensor:
+    """The :func:`link_signals` of one item's candidates, in :func:`item_rows`' order."""
+    spans = candidate_spans(tgt_words.shape[0], source_span[1] - source_span[0], config.k, config.max_span)
+    return link_signals(src_words.float(), tgt_words.float(), source_span, spans)
+
+
 def item_rows(
-    src_words: torch.Tensor, tgt_words: torch.Tensor, source_span: Span, config: HeadConfig
+    src_words: torch.Tensor, tgt_words: torch.Tensor, source_span: Span, config: HeadConfig, links: torch.Tensor | None = None
 ) -> tuple[list[Span], torch.Tensor, torch.Tensor, torch.Tensor]:
     """Candidates of one item and their inputs.
 
-    src_words (n, dim), tgt_words (m, dim) -> (spans, source (c, dim), cands (c, dim), cues (c, 7)):
-    the cues are the source span's relative start and length, the candidate's, and the
-    cosines of span vectors, first words and last words.
+    src_words (n, dim), tgt_words (m, dim) -> (spans, source (c, dim), cands (c, dim), cues (c, 7 or 16)):
+    the cues are the source span's relative start and length, the candidate's, the cosines
+    of span vectors, first words and last words, and (for a head with Link features) the
+    :func:`link_signals` (pass ``links`` when they were computed before: training reuses them
+    every epoch).
     """
     s, e = source_span
     n, m = src_words.shape[0], tgt_words.shape[0]
@@ -129,6 +197,8 @@ def item_rows(
         ],
         dim=1,
     )
+    if config.use_links:
+        cues = torch.cat([cues, link_signals(src, tgt, source_span, spans) if links is None else links], dim=1)
     return spans, source, cands, cues
 
 

@@ -23,7 +23,7 @@ from spanaug_core.errors import ConfigError
 from spanaug_core.protocols import ProgressCallback, ProgressEvent
 
 from spanaug_shared.encoder import DEFAULT_ENCODER, Encoder
-from spanaug_aligners.head import HeadConfig, HeadShape, SpanScorer, item_rows, labels, save_head, score_items
+from spanaug_aligners.head import HeadConfig, HeadShape, SpanScorer, item_links, item_rows, labels, save_head, score_items
 from spanaug_aligners.metrics import best_threshold, evaluate
 from spanaug_aligners.pairs import SpanPair
 
@@ -110,6 +110,11 @@ def train_head(
     model = SpanScorer(config).to(options.device)
     optimizer = torch.optim.Adam(model.parameters(), lr=options.lr)
     loss_fn = torch.nn.BCEWithLogitsLoss()
+    # The link signals depend only on the frozen vectors: computed once, not every epoch.
+    links = [
+        item_links(*vectors[(p.item.source_tokens, p.item.target_tokens)], p.item.source_span, config) if config.use_links else None
+        for p in train
+    ]
     order = list(range(len(train)))
     best: dict[str, Any] = {"f1": -1.0}
     losses: list[float] = []
@@ -119,10 +124,11 @@ def train_head(
         shuffler.shuffle(order)
         total, batches = 0.0, 0
         for b in range(0, len(order), options.batch_size):
-            batch = [train[i] for i in order[b : b + options.batch_size]]
+            batch = order[b : b + options.batch_size]
             rows = [
-                (item_rows(*vectors[(p.item.source_tokens, p.item.target_tokens)], p.item.source_span, config), p.gold_span)
-                for p in batch
+                (item_rows(*vectors[(p.item.source_tokens, p.item.target_tokens)], p.item.source_span, config, links[i]), p.gold_span)
+                for i in batch
+                for p in [train[i]]
             ]
             rows = [(r, gold) for r, gold in rows if r[0]]
             if sum(len(r[0]) for r, _ in rows) < 2:  # batchnorm needs two rows

@@ -9,7 +9,18 @@ from spanaug_core.types import AlignItem
 from spanaug_shared.encoder import Encoder
 from spanaug_aligners.bert_span import BertSpanAligner
 from spanaug_aligners.embed_sim import EmbedSimAligner
-from spanaug_aligners.head import HeadConfig, HeadShape, SpanScorer, item_rows, labels, load_head, save_head, score_items
+from spanaug_aligners.head import (
+    HeadConfig,
+    HeadShape,
+    SpanScorer,
+    item_links,
+    item_rows,
+    labels,
+    link_signals,
+    load_head,
+    save_head,
+    score_items,
+)
 from spanaug_aligners.pairs import SpanPair
 from spanaug_aligners.spans import candidate_spans, span_means
 from spanaug_aligners.train import TrainOptions, train_head
@@ -36,16 +47,41 @@ def test_span_means_and_candidates():
 
 
 @pytest.mark.parametrize(
-    "df, mx, cue, cos, width",
-    [(True, True, True, False, 68), (True, False, False, False, 32), (False, True, True, False, 36), (True, True, True, True, 71)],
+    "df, mx, cue, cos, links, width",
+    [
+        (True, True, True, False, False, 68),
+        (True, False, False, False, False, 32),
+        (False, True, True, False, False, 36),
+        (True, True, True, True, False, 71),
+        (True, True, True, True, True, 80),
+        (False, True, False, False, True, 41),
+    ],
 )
-def test_head_shapes_and_ablations(df, mx, cue, cos, width):
-    cfg = HeadConfig(encoder="x", dim=32, hidden=16, use_df=df, use_mx=mx, use_cue=cue, use_cos=cos, k=1)
+def test_head_shapes_and_ablations(df, mx, cue, cos, links, width):
+    cfg = HeadConfig(encoder="x", dim=32, hidden=16, use_df=df, use_mx=mx, use_cue=cue, use_cos=cos, use_links=links, k=1)
     model = SpanScorer(cfg).eval()
     spans, source, cands, cues = item_rows(torch.randn(7, 32), torch.randn(9, 32), (1, 3), cfg)
-    assert source.shape == cands.shape == (len(spans), 32) and cues.shape == (len(spans), 7)
+    assert source.shape == cands.shape == (len(spans), 32) and cues.shape == (len(spans), 16 if links else 7)
     assert model.features(source, cands, cues).shape == (len(spans), width)
     assert model(source, cands, cues).shape == (len(spans),)
+
+
+def test_link_signals_read_the_word_alignment():
+    # Source words e0 e1 e2; target e1 e0 v e2 with v mostly its own direction, a little e2.
+    eye = torch.eye(4)
+    src = eye[:3]
+    tgt = torch.stack([eye[1], eye[0], torch.tensor([0.0, 0.0, 0.3, 1.0]), eye[2]])
+    rows = link_signals(src, tgt, (0, 2), [(0, 2), (2, 4)])
+    # The span's words are linked exactly onto target 0-2: everything says "this one".
+    assert rows[0].tolist() == pytest.approx([1, 0, 1, 0, 1, 1, 1, 1, 1])
+    # Target 2-4: nothing of the span; its e2 is linked to the source word outside the span,
+    # and v's best source word is that one too (0.29), though not mutually.
+    assert rows[1].tolist() == pytest.approx([0, 0.5, 0, 1, 0, 0, 0, 0, 0])
+    # Training computes them once per item (item_links) and hands them back every epoch.
+    cfg = HeadConfig(encoder="x", dim=32, hidden=16, use_links=True)
+    src, tgt = torch.randn(6, 32), torch.randn(8, 32)
+    fresh = item_rows(src, tgt, (2, 4), cfg)[3]
+    assert torch.equal(item_rows(src, tgt, (2, 4), cfg, item_links(src, tgt, (2, 4), cfg))[3], fresh)
 
 
 def test_head_needs_span_features():
@@ -72,9 +108,10 @@ def _fixture_pairs() -> list[SpanPair]:
     return out
 
 
-def test_training_lowers_loss_and_round_trips(tiny_encoder, tmp_path):
+@pytest.mark.parametrize("links", [False, True])
+def test_training_lowers_loss_and_round_trips(tiny_encoder, tmp_path, links):
     pairs = _fixture_pairs()
-    options = TrainOptions(encoder=str(tiny_encoder), shape=HeadShape(hidden=16), epochs=6, patience=10, lr=5e-3, batch_size=8)
+    options = TrainOptions(encoder=str(tiny_encoder), shape=HeadShape(hidden=16, use_links=links), epochs=6, patience=10, lr=5e-3, batch_size=8)
     summary = train_head(pairs, pairs[:20], tmp_path / "head", options, cache_dir=tmp_path / "cache")
     assert summary["losses"][-1] < summary["losses"][0]
     assert 0.0 <= summary["threshold"] <= 1.0 and summary["dev"]["all"]["exact_f1"] > 0.0
