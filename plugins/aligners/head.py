@@ -14,10 +14,12 @@ how much of the candidate is linked to the source span and to the rest of the so
 much of the source span is linked into the candidate and elsewhere, whether the candidate
 is the links' hull, BERTScore-style soft precision and recall of the two spans, and the
 share of words whose single best match falls inside the other span. Without it the head
-lost to SimAlign itself on MultiMWA (docs/benchmarks.md). The scorer is one hidden layer
-with batchnorm and PReLU and a sigmoid output. Its training target is either the soft label 2^-d(C, gold)
-with d the summed start/end offset distance (SBCE) or the hard 1/0 label. A head is saved
-as ``head.safetensors`` plus ``config.json`` (HeadConfig) in one folder.
+lost to SimAlign itself on MultiMWA (docs/benchmarks.md).
+
+The scorer is one hidden layer with batchnorm and PReLU and a sigmoid output. Its training
+target is either the soft label 2^-d(C, gold) with d the summed start/end offset distance
+(SBCE) or the hard 1/0 label. A head is saved as ``head.safetensors`` plus ``config.json``
+(HeadConfig) in one folder.
 
 This module imports torch at the top: import it only inside functions of light modules.
 """
