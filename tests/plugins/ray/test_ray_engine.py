@@ -50,7 +50,7 @@ def make_registry() -> Registry:
 def cluster() -> str:
     """A local 2-CPU Ray cluster on 127.0.0.1 for the module; its address, for drivers in subprocesses."""
     os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")  # listen on loopback only
-    ray = pytest.importorskip("ray.exceptions", reason="ray is not installed (pip install -e '.[ray]')")
+    pytest.importorskip("ray.exceptions", reason="ray is not installed (pip install -e '.[ray]')")
     import ray
 
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="ERROR", runtime_env=RUNTIME_ENV)
