@@ -19,6 +19,8 @@ from spanaug_core.cli import overwrite_option
 from spanaug_core.console import note, out_console, progress_callback
 from spanaug_core.files import atomic_output, read_text
 
+from spanaug_aligners.options import HeadShape, TrainOptions
+
 PATH = click.Path(path_type=Path)
 EXISTING = click.Path(exists=True, dir_okay=False, path_type=Path)
 
@@ -125,19 +127,23 @@ def convert_word_alignments(
     note(f"wrote {count} items to {output} ({', '.join(f'{k} {v}' for k, v in sorted(kinds.items()))})")
 
 
+_TRAIN = TrainOptions()
+_SHAPE = _TRAIN.shape
+
+
 @click.command("aligner")
 @click.option("--data", required=True, type=EXISTING, help="training items (span-alignment JSONL)")
 @click.option("--dev", required=True, type=EXISTING, help="dev items: early stopping and threshold tuning")
 @click.option("--out", required=True, type=PATH, help="folder for head.safetensors and config.json")
-@click.option("--encoder", default="all-minilm-l6-v2", show_default=True, help="encoder preset or folder")
-@click.option("--hidden", default=770, show_default=True, help="hidden units of the scorer")
-@click.option("--k", default=2, show_default=True, help="candidate lengths within k of the source span's")
-@click.option("--max-span", default=6, show_default=True, help="longest candidate span")
-@click.option("--epochs", default=30, show_default=True)
-@click.option("--patience", default=4, show_default=True, help="epochs without dev improvement before stopping")
-@click.option("--lr", default=1e-3, show_default=True)
-@click.option("--batch-size", default=32, show_default=True, help="items per step")
-@click.option("--seed", default=0, show_default=True)
+@click.option("--encoder", default=_TRAIN.encoder, show_default=True, help="encoder preset or folder")
+@click.option("--hidden", default=_SHAPE.hidden, show_default=True, help="hidden units of the scorer")
+@click.option("--k", default=_SHAPE.k, show_default=True, help="candidate lengths within k of the source span's")
+@click.option("--max-span", default=_SHAPE.max_span, show_default=True, help="longest candidate span")
+@click.option("--epochs", default=_TRAIN.epochs, show_default=True)
+@click.option("--patience", default=_TRAIN.patience, show_default=True, help="epochs without dev improvement before stopping")
+@click.option("--lr", default=_TRAIN.lr, show_default=True)
+@click.option("--batch-size", default=_TRAIN.batch_size, show_default=True, help="items per step")
+@click.option("--seed", default=_TRAIN.seed, show_default=True)
 @click.option("--no-df", is_flag=True, help="ablation: drop the difference feature")
 @click.option("--no-mx", is_flag=True, help="ablation: drop the element-wise max feature")
 @click.option("--no-cue", is_flag=True, help="ablation: drop the positional cues")
@@ -150,8 +156,7 @@ def train_aligner(data: Path, dev: Path, out: Path, cache_dir: Path | None, **op
     import sys
 
     from spanaug_aligners.pairs import read_pairs
-    from spanaug_aligners.head import HeadShape
-    from spanaug_aligners.train import TrainOptions, train_head
+    from spanaug_aligners.train import train_head
 
     shape = HeadShape(
         hidden=opts["hidden"], k=opts["k"], max_span=opts["max_span"], use_df=not opts["no_df"],

@@ -31,32 +31,17 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import torch
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict
 
 from spanaug_core.errors import ConfigError
 
+from spanaug_aligners.options import HeadShape
 from spanaug_aligners.spans import candidate_spans, span_means
 
 Span = tuple[int, int]
 CUE_DIM = 4
 SIM_DIM = 3
 LINK_DIM = 9
-
-
-class HeadShape(BaseModel):
-    """The scorer's features, size, labels and candidates: chosen for training, repeated by the saved head."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    hidden: int = 770
-    use_df: bool = True
-    use_mx: bool = True
-    use_cue: bool = True
-    use_cos: bool = False
-    use_links: bool = False
-    soft_labels: bool = True
-    k: int = 2
-    max_span: int = 6
 
 
 class HeadConfig(HeadShape):

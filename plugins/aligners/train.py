@@ -17,33 +17,18 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from pydantic import BaseModel, ConfigDict
 
 from spanaug_core.errors import ConfigError
 from spanaug_core.protocols import ProgressCallback, ProgressEvent
 
-from spanaug_shared.encoder import DEFAULT_ENCODER, Encoder
-from spanaug_aligners.head import HeadConfig, HeadShape, SpanScorer, item_links, item_rows, labels, save_head, score_items
+from spanaug_shared.encoder import Encoder
+from spanaug_aligners.head import HeadConfig, SpanScorer, item_links, item_rows, labels, save_head, score_items
 from spanaug_aligners.metrics import best_threshold, evaluate
+from spanaug_aligners.options import TrainOptions
 from spanaug_aligners.pairs import SpanPair
 
 Tokens = tuple[str, ...]
 WordVectors = dict[tuple[Tokens, Tokens], tuple[torch.Tensor, torch.Tensor]]
-
-
-class TrainOptions(BaseModel):
-    """Settings of ``spanaug train aligner``: the head's shape (with the paper's ablations) and the optimisation."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    encoder: str = DEFAULT_ENCODER
-    shape: HeadShape = HeadShape()
-    epochs: int = 30
-    patience: int = 4
-    lr: float = 1e-3
-    batch_size: int = 32
-    seed: int = 0
-    device: str = "cpu"
 
 
 def encode_cached(
