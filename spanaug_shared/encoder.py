@@ -76,6 +76,13 @@ def _load(path: str, device: str) -> tuple[object, object]:
     return tokenizer, model
 
 
+def word_similarity(source: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+    """Cosine similarity of every source word with every target word: (n, dim), (m, dim) -> (n, m)."""
+    import torch
+
+    return torch.nn.functional.normalize(source, dim=-1) @ torch.nn.functional.normalize(target, dim=-1).T
+
+
 class Encoder:
     """Word vectors of sentence pairs from a frozen Hugging Face encoder."""
 

@@ -35,6 +35,7 @@ from pydantic import ConfigDict
 
 from spanaug_core.errors import ConfigError
 
+from spanaug_shared.encoder import word_similarity
 from spanaug_aligners.options import HeadShape
 from spanaug_aligners.spans import candidate_spans, span_means
 
@@ -113,7 +114,7 @@ def link_signals(src: torch.Tensor, tgt: torch.Tensor, source_span: Span, spans:
         return torch.zeros(0, LINK_DIM)
     s, e = source_span
     m = tgt.shape[0]
-    sim = torch.nn.functional.normalize(src, dim=1) @ torch.nn.functional.normalize(tgt, dim=1).T
+    sim = word_similarity(src, tgt)
     links = mutual_argmax(sim)
     starts = torch.tensor([a for a, _ in spans])
     ends = torch.tensor([b for _, b in spans])

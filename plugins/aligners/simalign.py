@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, ClassVar, Literal
 from pydantic import Field
 
 from spanaug_core.types import AlignItem, Alignment
+from spanaug_shared.encoder import word_similarity
 from spanaug_aligners.spans import ZeroShotAligner, ZeroShotConfig
 
 if TYPE_CHECKING:
@@ -91,8 +92,6 @@ class SimAlignAligner(ZeroShotAligner):
     config: Config
 
     def align(self, items: Sequence[AlignItem]) -> list[Alignment]:
-        import torch
-
         cfg = self.config
         vectors = self.word_vectors(items)
         by_pair: dict[tuple[tuple[str, ...], tuple[str, ...]], tuple[torch.Tensor, torch.Tensor]] = {}
@@ -100,7 +99,7 @@ class SimAlignAligner(ZeroShotAligner):
         for item, (src, tgt) in zip(items, vectors):
             key = (item.source_tokens, item.target_tokens)
             if key not in by_pair:
-                similarity = torch.nn.functional.normalize(src, dim=1) @ torch.nn.functional.normalize(tgt, dim=1).T
+                similarity = word_similarity(src, tgt)
                 by_pair[key] = (word_links(similarity, cfg.method, cfg.rounds, cfg.alpha), similarity)
             links, similarity = by_pair[key]
             span, score = aligned_span(links, similarity, *item.source_span)

@@ -37,7 +37,7 @@ from spanaug_core.text import is_content_word, tokenize
 from spanaug_core.types import Augmented, Example
 from spanaug_filters.novelty import ngrams
 from spanaug_filters.similarity import SourceEncoding
-from spanaug_shared.encoder import Encoder
+from spanaug_shared.encoder import Encoder, word_similarity
 
 if TYPE_CHECKING:
     import torch
@@ -68,9 +68,7 @@ def pair_features(source: Tokens, paraphrase: Tokens, source_vectors: torch.Tens
 
     if not source or not paraphrase:
         raise ValueError("adequacy needs two non-empty sentences")
-    a = torch.nn.functional.normalize(source_vectors, dim=-1)
-    b = torch.nn.functional.normalize(paraphrase_vectors, dim=-1)
-    sim = a @ b.T
+    sim = word_similarity(source_vectors, paraphrase_vectors)
     best_for_source, best_for_paraphrase = sim.max(1).values, sim.max(0).values
     recall, precision = float(best_for_source.mean()), float(best_for_paraphrase.mean())
 
