@@ -199,10 +199,13 @@ def labels(spans: Sequence[Span], gold: Span | None, soft: bool) -> torch.Tensor
 
 
 def score_items(
-    model: SpanScorer, inputs: Sequence[tuple[torch.Tensor, torch.Tensor, Span]]
+    model: SpanScorer,
+    inputs: Sequence[tuple[torch.Tensor, torch.Tensor, Span]],
+    links: Sequence[torch.Tensor | None] | None = None,
 ) -> list[tuple[list[Span], torch.Tensor]]:
-    """Sigmoid scores of every candidate of each ``(src_words, tgt_words, source_span)``, one forward pass."""
-    rows = [item_rows(src, tgt, span, model.config) for src, tgt, span in inputs]
+    """Sigmoid scores of every candidate of each ``(src_words, tgt_words, source_span)``, one forward pass
+    (``links``: each item's :func:`item_links`, when they were computed before)."""
+    rows = [item_rows(*item, model.config, link) for item, link in zip(inputs, links or [None] * len(inputs))]
     if not any(r[0] for r in rows):
         return [(spans, torch.zeros(0)) for spans, *_ in rows]
     with torch.inference_mode():

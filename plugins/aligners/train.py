@@ -28,6 +28,7 @@ from spanaug_aligners.options import TrainOptions
 from spanaug_aligners.pairs import SpanPair
 
 Tokens = tuple[str, ...]
+Span = tuple[int, int]
 WordVectors = dict[tuple[Tokens, Tokens], tuple[torch.Tensor, torch.Tensor]]
 
 
@@ -53,14 +54,24 @@ def encode_cached(
     return dict(zip(keys, vectors))
 
 
-def _dev_predictions(model: SpanScorer, dev: Sequence[SpanPair], vectors: WordVectors) -> list[tuple[Any, float, Any]]:
+def item_inputs(
+    pairs: Sequence[SpanPair], vectors: WordVectors, config: HeadConfig
+) -> tuple[list[tuple[torch.Tensor, torch.Tensor, Span]], list[torch.Tensor | None]]:
+    """Each item's ``(source words, target words, source span)`` and its link signals (None
+    without Link features), which depend only on the frozen vectors: computed once, not every epoch."""
+    inputs = [(*vectors[(p.item.source_tokens, p.item.target_tokens)], p.item.source_span) for p in pairs]
+    return inputs, [item_links(*x, config) if config.use_links else None for x in inputs]
+
+
+def _dev_predictions(
+    model: SpanScorer, dev: Sequence[SpanPair], inputs: Sequence[tuple[torch.Tensor, torch.Tensor, Span]], links: Sequence[torch.Tensor | None]
+) -> list[tuple[Any, float, Any]]:
     """``(argmax span, its score, gold)`` per dev item."""
     model.eval()
     rows = []
     for i in range(0, len(dev), 256):
         chunk = dev[i : i + 256]
-        inputs = [(*vectors[(p.item.source_tokens, p.item.target_tokens)], p.item.source_span) for p in chunk]
-        for pair, (spans, probs) in zip(chunk, score_items(model, inputs)):
+        for pair, (spans, probs) in zip(chunk, score_items(model, inputs[i : i + 256], links[i : i + 256])):
             if spans:
                 best = int(probs.argmax())
                 rows.append((spans[best], float(probs[best]), pair.gold_span))
@@ -95,11 +106,8 @@ def train_head(
     model = SpanScorer(config).to(options.device)
     optimizer = torch.optim.Adam(model.parameters(), lr=options.lr)
     loss_fn = torch.nn.BCEWithLogitsLoss()
-    # The link signals depend only on the frozen vectors: computed once, not every epoch.
-    links = [
-        item_links(*vectors[(p.item.source_tokens, p.item.target_tokens)], p.item.source_span, config) if config.use_links else None
-        for p in train
-    ]
+    train_inputs, train_links = item_inputs(train, vectors, config)
+    dev_inputs, dev_links = item_inputs(dev, vectors, config)
     order = list(range(len(train)))
     best: dict[str, Any] = {"f1": -1.0}
     losses: list[float] = []
@@ -109,11 +117,9 @@ def train_head(
         shuffler.shuffle(order)
         total, batches = 0.0, 0
         for b in range(0, len(order), options.batch_size):
-            batch = order[b : b + options.batch_size]
             rows = [
-                (item_rows(*vectors[(p.item.source_tokens, p.item.target_tokens)], p.item.source_span, config, links[i]), p.gold_span)
-                for i in batch
-                for p in [train[i]]
+                (item_rows(*train_inputs[i], config, train_links[i]), train[i].gold_span)
+                for i in order[b : b + options.batch_size]
             ]
             rows = [(r, gold) for r, gold in rows if r[0]]
             if sum(len(r[0]) for r, _ in rows) < 2:  # batchnorm needs two rows
@@ -126,7 +132,7 @@ def train_head(
             optimizer.step()
             total, batches = total + loss.item(), batches + 1
         losses.append(total / max(batches, 1))
-        threshold, f1 = best_threshold(_dev_predictions(model, dev, vectors))
+        threshold, f1 = best_threshold(_dev_predictions(model, dev, dev_inputs, dev_links))
         report(ProgressEvent("epoch", epoch, options.epochs, message=f"loss {losses[-1]:.4f} dev exact F1 {f1:.3f}"))
         if f1 > best["f1"]:
             best = {"f1": f1, "epoch": epoch, "threshold": threshold, "state": {k: v.clone() for k, v in model.state_dict().items()}}
@@ -138,7 +144,7 @@ def train_head(
     model.load_state_dict(best["state"])
     final = config.model_copy(update={"threshold": best["threshold"]})
     model.config = final
-    preds = _dev_predictions(model, dev, vectors)
+    preds = _dev_predictions(model, dev, dev_inputs, dev_links)
     kinds = [p.kind for p in dev]
     dev_scores = evaluate(
         (span if score >= best["threshold"] else None, gold, kind) for (span, score, gold), kind in zip(preds, kinds)
