@@ -32,8 +32,8 @@ from __future__ import annotations
 import math
 import re
 import time
-from functools import lru_cache
 from collections.abc import Iterator, Sequence
+from functools import lru_cache
 from typing import ClassVar, Literal
 
 from pydantic import Field
