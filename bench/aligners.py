@@ -51,14 +51,16 @@ def main() -> None:
     for _, aligner in aligners:
         aligner.align(items[:64])
     best = {spec: float("inf") for spec, _ in aligners}
-    f1 = {}
+    results = {}
     for _ in range(args.repeats):
         for spec, aligner in aligners:
             start = time.perf_counter()
-            results = aligner.align(items)
+            results[spec] = aligner.align(items)
             best[spec] = min(best[spec], time.perf_counter() - start)
-            scores = evaluate((r.span, p.gold_span, p.kind) for r, p in zip(results, pairs))
-            f1[spec] = {kind: round(s["exact_f1"] * 100, 1) for kind, s in scores.items() if kind in ("all", "paraphrased")}
+    f1 = {}
+    for spec, aligned in results.items():
+        scores = evaluate((r.span, p.gold_span, p.kind) for r, p in zip(aligned, pairs))
+        f1[spec] = {kind: round(s["exact_f1"] * 100, 1) for kind, s in scores.items() if kind in ("all", "paraphrased")}
     baseline = best[aligners[0][0]]
     print(f"{len(items)} items, {args.threads} threads, {platform.processor() or platform.machine()}, best of {args.repeats}")
     for spec, _ in aligners:

@@ -53,16 +53,17 @@ class BertSpanAligner:
         return self._loaded
 
     def align(self, items: Sequence[AlignItem]) -> list[Alignment]:
-        from spanaug_aligners.head import score_items
+        from spanaug_aligners.head import links_of_items, score_items
 
         model, encoder = self._load()
         threshold = self.config.threshold if self.config.threshold is not None else model.config.threshold
         vectors = encode_items(encoder, items, joint=True, batch_size=self.config.batch_size)
+        inputs = [(src, tgt, it.source_span) for it, (src, tgt) in zip(items, vectors)]
+        links = links_of_items(inputs, [(it.source_tokens, it.target_tokens) for it in items], model.config)
         results: list[Alignment] = []
         # Items are scored in chunks so a huge call does not build one giant feature matrix.
         chunk = 256
         for i in range(0, len(items), chunk):
-            inputs = [(src, tgt, it.source_span) for it, (src, tgt) in zip(items[i : i + chunk], vectors[i : i + chunk])]
-            for spans, probs in score_items(model, inputs):
+            for spans, probs in score_items(model, inputs[i : i + chunk], links[i : i + chunk]):
                 results.append(to_alignment(spans, probs.tolist(), threshold, self.config.top_k))
         return results

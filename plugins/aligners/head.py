@@ -27,7 +27,7 @@ This module imports torch at the top: import it only inside functions of light m
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from pathlib import Path
 
 import torch
@@ -98,8 +98,16 @@ class SpanScorer(torch.nn.Module):
         return self.net(self.features(source, cands, cues)).squeeze(1)
 
 
-def link_signals(src: torch.Tensor, tgt: torch.Tensor, source_span: Span, spans: Sequence[Span]) -> torch.Tensor:
-    """SimAlign's view of each candidate: src (n, dim), tgt (m, dim) word vectors -> (c, LINK_DIM).
+def pair_alignment(src: torch.Tensor, tgt: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """A pair's word cosine matrix and its mutual-argmax links, (n, m) each: what every item of the pair shares."""
+    from spanaug_aligners.simalign import mutual_argmax
+
+    sim = word_similarity(src.float(), tgt.float())
+    return sim, mutual_argmax(sim)
+
+
+def link_signals(sim: torch.Tensor, links: torch.Tensor, source_span: Span, spans: Sequence[Span]) -> torch.Tensor:
+    """SimAlign's view of each candidate, from the pair's :func:`pair_alignment` -> (c, LINK_DIM).
 
     Columns: share of the candidate's words linked to the source span, and to other source
     words; share of the source span's words linked into the candidate, and only outside it;
@@ -108,14 +116,10 @@ def link_signals(src: torch.Tensor, tgt: torch.Tensor, source_span: Span, spans:
     of the candidate's words whose most similar source word is in the span, and of the
     span's words whose most similar target word is in the candidate.
     """
-    from spanaug_aligners.simalign import aligned_span, mutual_argmax
-
     if not spans:
         return torch.zeros(0, LINK_DIM)
     s, e = source_span
-    m = tgt.shape[0]
-    sim = word_similarity(src, tgt)
-    links = mutual_argmax(sim)
+    m = sim.shape[1]
     starts = torch.tensor([a for a, _ in spans])
     ends = torch.tensor([b for _, b in spans])
     position = torch.arange(m)
@@ -124,8 +128,11 @@ def link_signals(src: torch.Tensor, tgt: torch.Tensor, source_span: Span, spans:
     span_links, span_sim = links[s:e], sim[s:e]
     other_links = torch.cat([links[:s], links[e:]]).any(0)
     hits = (inside @ span_links.float().T) > 0  # (c, span words): linked into the candidate
-    hull, _ = aligned_span(links, sim, s, e)
-    is_hull = (starts == hull[0]) & (ends == hull[1]) if hull else torch.zeros(len(spans), dtype=torch.bool)
+    linked = span_links.any(0).nonzero().flatten()
+    if linked.numel():
+        is_hull = (starts == int(linked.min())) & (ends == int(linked.max()) + 1)
+    else:
+        is_hull = torch.zeros(len(spans), dtype=torch.bool)
     soft_recall = span_sim.unsqueeze(0).masked_fill(inside.unsqueeze(1) == 0, float("-inf")).amax(2).mean(1)
     best_source = sim.argmax(0)
     best_target = span_sim.argmax(1)
@@ -145,10 +152,33 @@ def link_signals(src: torch.Tensor, tgt: torch.Tensor, source_span: Span, spans:
     )
 
 
-def item_links(src_words: torch.Tensor, tgt_words: torch.Tensor, source_span: Span, config: HeadConfig) -> torch.Tensor:
-    """The :func:`link_signals` of one item's candidates, in :func:`item_rows`' order."""
+def item_links(
+    src_words: torch.Tensor,
+    tgt_words: torch.Tensor,
+    source_span: Span,
+    config: HeadConfig,
+    alignment: tuple[torch.Tensor, torch.Tensor] | None = None,
+) -> torch.Tensor:
+    """The :func:`link_signals` of one item's candidates, in :func:`item_rows`' order (``alignment``: the
+    pair's :func:`pair_alignment`, when it was computed before)."""
     spans = candidate_spans(tgt_words.shape[0], source_span[1] - source_span[0], config.k, config.max_span)
-    return link_signals(src_words.float(), tgt_words.float(), source_span, spans)
+    return link_signals(*(alignment or pair_alignment(src_words, tgt_words)), source_span, spans)
+
+
+def links_of_items(
+    inputs: Sequence[tuple[torch.Tensor, torch.Tensor, Span]], pairs: Sequence[Hashable], config: HeadConfig
+) -> list[torch.Tensor | None]:
+    """Each item's :func:`item_links` (all None for a head without Link features); ``pairs`` names each
+    item's sentence pair, whose word alignment is computed once for all of its items."""
+    if not config.use_links:
+        return [None] * len(inputs)
+    by_pair: dict[Hashable, tuple[torch.Tensor, torch.Tensor]] = {}
+    out = []
+    for (src, tgt, span), pair in zip(inputs, pairs):
+        if pair not in by_pair:
+            by_pair[pair] = pair_alignment(src, tgt)
+        out.append(item_links(src, tgt, span, config, by_pair[pair]))
+    return out
 
 
 def item_rows(
@@ -186,7 +216,7 @@ def item_rows(
         dim=1,
     )
     if config.use_links:
-        cues = torch.cat([cues, link_signals(src, tgt, source_span, spans) if links is None else links], dim=1)
+        cues = torch.cat([cues, link_signals(*pair_alignment(src, tgt), source_span, spans) if links is None else links], dim=1)
     return spans, source, cands, cues
 
 

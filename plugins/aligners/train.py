@@ -22,7 +22,7 @@ from spanaug_core.errors import ConfigError
 from spanaug_core.protocols import ProgressCallback, ProgressEvent
 
 from spanaug_shared.encoder import Encoder
-from spanaug_aligners.head import HeadConfig, SpanScorer, item_links, item_rows, labels, save_head, score_items
+from spanaug_aligners.head import HeadConfig, SpanScorer, item_rows, labels, links_of_items, save_head, score_items
 from spanaug_aligners.metrics import best_threshold, evaluate
 from spanaug_aligners.options import TrainOptions
 from spanaug_aligners.pairs import SpanPair
@@ -59,8 +59,9 @@ def item_inputs(
 ) -> tuple[list[tuple[torch.Tensor, torch.Tensor, Span]], list[torch.Tensor | None]]:
     """Each item's ``(source words, target words, source span)`` and its link signals (None
     without Link features), which depend only on the frozen vectors: computed once, not every epoch."""
-    inputs = [(*vectors[(p.item.source_tokens, p.item.target_tokens)], p.item.source_span) for p in pairs]
-    return inputs, [item_links(*x, config) if config.use_links else None for x in inputs]
+    keys = [(p.item.source_tokens, p.item.target_tokens) for p in pairs]
+    inputs = [(*vectors[key], p.item.source_span) for key, p in zip(keys, pairs)]
+    return inputs, links_of_items(inputs, keys, config)
 
 
 def _dev_predictions(

@@ -17,7 +17,9 @@ from spanaug_aligners.head import (
     item_rows,
     labels,
     link_signals,
+    links_of_items,
     load_head,
+    pair_alignment,
     save_head,
     score_items,
 )
@@ -71,7 +73,7 @@ def test_link_signals_read_the_word_alignment():
     eye = torch.eye(4)
     src = eye[:3]
     tgt = torch.stack([eye[1], eye[0], torch.tensor([0.0, 0.0, 0.3, 1.0]), eye[2]])
-    rows = link_signals(src, tgt, (0, 2), [(0, 2), (2, 4)])
+    rows = link_signals(*pair_alignment(src, tgt), (0, 2), [(0, 2), (2, 4)])
     # The span's words are linked exactly onto target 0-2: everything says "this one".
     assert rows[0].tolist() == pytest.approx([1, 0, 1, 0, 1, 1, 1, 1, 1])
     # Target 2-4: nothing of the span; its e2 is linked to the source word outside the span,
@@ -82,6 +84,12 @@ def test_link_signals_read_the_word_alignment():
     src, tgt = torch.randn(6, 32), torch.randn(8, 32)
     fresh = item_rows(src, tgt, (2, 4), cfg)[3]
     assert torch.equal(item_rows(src, tgt, (2, 4), cfg, item_links(src, tgt, (2, 4), cfg))[3], fresh)
+    # Items of one sentence pair share its word alignment; each keeps its own signals.
+    other = torch.randn(5, 32)
+    inputs = [(src, tgt, (2, 4)), (src, tgt, (0, 1)), (other, tgt, (2, 4))]
+    shared = links_of_items(inputs, ["a", "a", "b"], cfg)
+    assert all(torch.equal(a, item_links(*x, cfg)) for a, x in zip(shared, inputs))
+    assert links_of_items(inputs, ["a", "a", "b"], cfg.model_copy(update={"use_links": False})) == [None] * 3
 
 
 def test_head_needs_span_features():
