@@ -23,7 +23,7 @@ from __future__ import annotations
 import importlib.util
 import random
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -39,6 +39,8 @@ from spanaug_aligners.pairs import SpanPair
 
 WN_POS = {"NOUN": "noun", "VERB": "verb", "ADJ": "adj", "ADV": "adv"}
 Tokens = tuple[str, ...]
+# (sentence, focus span, substitutes) -> how well each fits there; ContextFit is the real one.
+Fit = Callable[[Tokens, tuple[int, int], Sequence[str]], list[float]]
 
 
 def default_wordnet_dir() -> Path:
@@ -133,6 +135,40 @@ def substitutes(wordnet: WordNet, words: Sequence[str]) -> list[str]:
                 if candidate.lower() != word.lower() and candidate not in out:
                     out.append(candidate)
     return out
+
+
+class ContextFit:
+    """How well a substitute fits the word's context: the cosine between the word's contextual
+    vector (mean over its words) in the sentence and the substitute's in the sentence with the
+    substitute in its place, each sentence encoded on its own.
+
+    WordNet lists every sense's lemmas, so without this check about 40% of the substitutes of
+    a sample of generated items took a wrong sense or part of speech ("time" -> "clock", "two"
+    -> "deuces", "back" -> "plump for"); those items teach a head to align unrelated words.
+    """
+
+    def __init__(self, encoder: Any) -> None:
+        self.encoder = encoder
+
+    def __call__(self, tokens: Tokens, focus: tuple[int, int], candidates: Sequence[str]) -> list[float]:
+        import torch
+
+        s, e = focus
+        words = [tokenize(c) for c in candidates]
+        vectors = self.encoder.encode_sentences([tokens, *((*tokens[:s], *w, *tokens[e:]) for w in words)])
+        original = vectors[0][s:e].mean(0)
+        cosine = torch.nn.functional.cosine_similarity
+        return [float(cosine(original, v[s : s + len(w)].mean(0), dim=0)) for v, w in zip(vectors[1:], words)]
+
+
+def _substitute(
+    tokens: Tokens, focus: tuple[int, int], wordnet: WordNet, rng: random.Random, fit: Fit | None, min_fit: float
+) -> str | None:
+    """A random substitute of the focus words; with ``fit``, only among those fitting the context by ``min_fit``."""
+    choices = substitutes(wordnet, tokens[focus[0] : focus[1]])
+    if fit is not None and choices:
+        choices = [c for c, score in zip(choices, fit(tokens, focus, choices)) if score >= min_fit]
+    return rng.choice(choices) if choices else None
 
 
 def _widen(tokens: Tokens, focus: tuple[int, int], taken: set[int], rng: random.Random) -> tuple[int, int]:
@@ -254,25 +290,32 @@ def _inflections(word: str) -> list[str]:
     return sorted(forms)
 
 
-def generate(
-    sentences: Iterable[Tokens],
-    wordnet: WordNet,
-    seed: int = 0,
-    per_sentence: int = 2,
-    mix: tuple[float, float] = (0.2, 0.1),
-    decoder: Any = None,
-    nbest: int = 4,
-    progress: ProgressCallback | None = None,
-) -> Iterator[SpanPair]:
-    """Span-alignment items from sentences: ``mix`` is the share of (identical, unaligned) items.
+@dataclass(frozen=True)
+class _DecodeJob:
+    """A decoder-route item waiting for its paraphrase: the gold is where ``substitute`` lands."""
 
-    ``decoder`` (a ConstrainedDecoder) turns on the paraphraser route for ``paraphrased``
-    items; items it cannot produce (no candidate kept the substitute) are skipped.
+    id: str
+    tokens: Tokens
+    span: tuple[int, int]
+    substitute: str
+
+
+def _plan(
+    pool: Sequence[Tokens],
+    wordnet: WordNet,
+    rng: random.Random,
+    per_sentence: int,
+    mix: tuple[float, float],
+    use_decoder: bool,
+    fit: Fit | None,
+    min_fit: float,
+) -> Iterator[SpanPair | _DecodeJob | int]:
+    """Every item in order, as a finished pair or a job for the decoder; after each sentence its index.
+
+    Nothing here depends on what the decoder returns, so the same seed plans the same items
+    whatever the batch size.
     """
-    rng = random.Random(seed)
-    pool = [tuple(s) for s in sentences]
     vocabulary = sorted({t.lower() for s in pool for t in s if is_content(t) and t.isalpha()})
-    made = 0
     for n, tokens in enumerate(pool):
         taken: set[int] = set()
         for k in range(per_sentence):
@@ -281,46 +324,106 @@ def generate(
                 break
             roll = rng.random()
             kind = "identical" if roll < mix[0] else "unaligned" if roll < mix[0] + mix[1] else "paraphrased"
-            extra: dict[str, Any] = {}
-            if kind == "paraphrased" and decoder is not None:
+            if kind == "paraphrased" and use_decoder:
                 # The decoder route knows only where the substitute landed: the span stays the focus word.
-                span = focus
-                choice = rng.choice(substitutes(wordnet, tokens[focus[0] : focus[1]]))
-                found = _decode(decoder, tokens, span, choice, nbest)
-                taken.update(range(*span))
-                if found is None:
-                    continue
-                target, gold = found
-                extra = {"substitute": choice}
+                taken.update(range(*focus))
+                choice = _substitute(tokens, focus, wordnet, rng, fit, min_fit)
+                if choice is not None:
+                    yield _DecodeJob(f"gen-{n}/{k}", tokens, focus, choice)
+                continue
+            extra: dict[str, Any] = {}
+            span = _widen(tokens, focus, taken, rng)
+            s, e = span
+            if kind == "identical":
+                middle = [(t, True) for t in tokens[s:e]]
+            elif kind == "unaligned":
+                # Either the meaning is gone from the target, or an unrelated word stands there.
+                middle = [] if rng.random() < 0.5 else [(rng.choice(vocabulary), False)]
             else:
-                span = _widen(tokens, focus, taken, rng)
-                s, e = span
-                if kind == "identical":
-                    middle = [(t, True) for t in tokens[s:e]]
-                elif kind == "unaligned":
-                    # Either the meaning is gone from the target, or an unrelated word stands there.
-                    middle = [] if rng.random() < 0.5 else [(rng.choice(vocabulary), False)]
-                else:
-                    choice = rng.choice(substitutes(wordnet, tokens[focus[0] : focus[1]]))
-                    replaced = [*tokens[s : focus[0]], *tokenize(choice), *tokens[focus[1] : e]]
-                    middle = [(t, True) for t in replaced]
-                    extra = {"substitute": choice}
-                target, gold = _rewrite(tokens, span, middle, wordnet, pool, rng)
-                taken.update(range(*span))
+                choice = _substitute(tokens, focus, wordnet, rng, fit, min_fit)
+                if choice is None:
+                    taken.update(range(*span))
+                    continue
+                replaced = [*tokens[s : focus[0]], *tokenize(choice), *tokens[focus[1] : e]]
+                middle = [(t, True) for t in replaced]
+                extra = {"substitute": choice}
+            target, gold = _rewrite(tokens, span, middle, wordnet, pool, rng)
+            taken.update(range(*span))
             item = AlignItem(source_tokens=tokens, source_span=span, target_tokens=target)
-            made += 1
             yield SpanPair(id=f"gen-{n}/{k}", item=item, gold_span=gold, kind=kind, extra=extra)
-        if progress is not None:
-            progress(ProgressEvent("sentences", n + 1, len(pool), stats={"items": made}))
+        yield n
 
 
-def _decode(decoder: Any, tokens: Tokens, span: tuple[int, int], substitute: str, nbest: int) -> tuple[Tokens, tuple[int, int]] | None:
-    """Paraphrase avoiding the span's forms and including ``substitute``; the first candidate where it occurs once."""
-    avoid = [form for word in tokens[span[0] : span[1]] if is_content(word) for form in _inflections(word)]
-    request = DecodeRequest(text=detokenize(tokens), constraints=Constraints(avoid=tuple(avoid), include=(substitute,)))
-    needle = tokenize(substitute)
-    for cand in decoder.decode([request], nbest)[0]:
-        where = find_phrase(cand.tokens, needle, case_sensitive=False)
-        if where is not None and find_phrase(cand.tokens[where[1] :], needle, case_sensitive=False) is None:
-            return tuple(cand.tokens), where
-    return None
+def generate(
+    sentences: Iterable[Tokens],
+    wordnet: WordNet,
+    seed: int = 0,
+    per_sentence: int = 2,
+    mix: tuple[float, float] = (0.2, 0.1),
+    decoder: Any = None,
+    nbest: int = 4,
+    batch_size: int = 64,
+    fit: Fit | None = None,
+    min_fit: float = 0.3,
+    progress: ProgressCallback | None = None,
+) -> Iterator[SpanPair]:
+    """Span-alignment items from sentences: ``mix`` is the share of (identical, unaligned) items.
+
+    ``decoder`` (a ConstrainedDecoder) turns on the paraphraser route for ``paraphrased``
+    items, ``batch_size`` requests per decoder call (a batched beam search is several times
+    faster than one sentence at a time); items it cannot produce (no candidate kept the
+    substitute) are skipped. Items come out in sentence order either way. With ``fit``, a
+    ``paraphrased`` item draws its substitute only among those whose :class:`ContextFit`
+    reaches ``min_fit``, and is skipped when none does.
+    """
+    pool = [tuple(s) for s in sentences]
+    made = 0
+    buffer: list[SpanPair | _DecodeJob | int] = []
+
+    def flush() -> Iterator[SpanPair]:
+        nonlocal made
+        jobs = [x for x in buffer if isinstance(x, _DecodeJob)]
+        found = iter(_decode(decoder, jobs, nbest) if jobs else [])
+        for entry in buffer:
+            if isinstance(entry, int):
+                if progress is not None:
+                    progress(ProgressEvent("sentences", entry + 1, len(pool), stats={"items": made}))
+                continue
+            if isinstance(entry, _DecodeJob):
+                paraphrase = next(found)
+                if paraphrase is None:
+                    continue
+                item = AlignItem(source_tokens=entry.tokens, source_span=entry.span, target_tokens=paraphrase[0])
+                entry = SpanPair(id=entry.id, item=item, gold_span=paraphrase[1], kind="paraphrased", extra={"substitute": entry.substitute})
+            made += 1
+            yield entry
+        buffer.clear()
+
+    waiting = 0
+    for entry in _plan(pool, wordnet, random.Random(seed), per_sentence, mix, decoder is not None, fit, min_fit):
+        buffer.append(entry)
+        waiting += isinstance(entry, _DecodeJob)
+        # Without a decoder nothing waits, so each sentence's items go out as soon as it is done.
+        if isinstance(entry, int) and (waiting == 0 or waiting >= batch_size):
+            yield from flush()
+            waiting = 0
+    yield from flush()
+
+
+def _decode(decoder: Any, jobs: Sequence[_DecodeJob], nbest: int) -> list[tuple[Tokens, tuple[int, int]] | None]:
+    """Paraphrase each job's sentence avoiding its span's forms and including its substitute, in one
+    decoder call; per job the first candidate where the substitute occurs once and where (else None)."""
+    requests = []
+    for job in jobs:
+        avoid = [form for word in job.tokens[job.span[0] : job.span[1]] if is_content(word) for form in _inflections(word)]
+        requests.append(DecodeRequest(text=detokenize(job.tokens), constraints=Constraints(avoid=tuple(avoid), include=(job.substitute,))))
+    out: list[tuple[Tokens, tuple[int, int]] | None] = []
+    for job, candidates in zip(jobs, decoder.decode(requests, nbest)):
+        needle = tokenize(job.substitute)
+        out.append(None)
+        for cand in candidates:
+            where = find_phrase(cand.tokens, needle, case_sensitive=False)
+            if where is not None and find_phrase(cand.tokens[where[1] :], needle, case_sensitive=False) is None:
+                out[-1] = (tuple(cand.tokens), where)
+                break
+    return out

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
+
 from spanaug_core.text import find_phrase, tokenize
 from spanaug_core.types import Candidate
-from spanaug_aligners.make_data import generate, load_wordnet, sentences_from_text, substitutes
+from spanaug_aligners.make_data import ContextFit, generate, load_wordnet, sentences_from_text, substitutes
 
 
 def _wordnet(folder):
@@ -80,9 +82,11 @@ class ScriptedDecoder:
 
     def __init__(self):
         self.requests = []
+        self.calls = 0
 
     def decode(self, requests, nbest):
         self.requests.extend(requests)
+        self.calls += 1
         out = []
         for req in requests:
             words = [w for w in tokenize(req.text) if w.lower() not in {a.lower() for a in req.constraints.avoid}]
@@ -101,3 +105,34 @@ def test_decoder_route_records_where_the_substitute_landed(tmp_path):
         assert p.gold_span == find_phrase(p.item.target_tokens, tokenize(substitute)) == (0, len(tokenize(substitute)))
         s, e = p.item.source_span
         assert p.item.source_tokens[s] in req.constraints.avoid  # the word itself is avoided, with its forms
+
+
+def test_decoder_route_batches_requests_without_changing_the_items(tmp_path):
+    wn = _wordnet(tmp_path)
+    one, many = ScriptedDecoder(), ScriptedDecoder()
+    mix = (0.2, 0.1)  # some items made without the decoder, interleaved with the decoded ones
+    alone = [p.to_json() for p in generate(sentences_from_text(TEXT), wn, seed=1, mix=mix, decoder=one, batch_size=1)]
+    batched = [p.to_json() for p in generate(sentences_from_text(TEXT), wn, seed=1, mix=mix, decoder=many, batch_size=4)]
+    assert alone == batched and {p["kind"] for p in alone} >= {"paraphrased", "identical"}
+    assert len(one.requests) == len(many.requests) and many.calls < one.calls
+
+
+def test_substitutes_that_do_not_fit_the_context_are_not_drawn(tmp_path):
+    wn = _wordnet(tmp_path)
+    # "autos" for "cars" fits, nothing else does: only that substitution is left.
+    def fit(tokens, focus, candidates):
+        return [1.0 if c == "autos" else 0.0 for c in candidates]
+
+    plain = list(generate(sentences_from_text(TEXT), wn, seed=0, mix=(0.0, 0.0)))
+    kept = list(generate(sentences_from_text(TEXT), wn, seed=0, mix=(0.0, 0.0), fit=fit, min_fit=0.5))
+    assert {p.extra["substitute"] for p in plain} > {"autos"}
+    assert kept and {p.extra["substitute"] for p in kept} == {"autos"}
+
+
+def test_context_fit_compares_the_word_with_its_substitute_in_place(tiny_encoder):
+    from spanaug_shared.encoder import Encoder
+
+    fit = ContextFit(Encoder(str(tiny_encoder)))
+    tokens = tuple("the man bought a red car".split())
+    same, other = fit(tokens, (2, 3), ["bought", "purchased a"])
+    assert same == pytest.approx(1.0, abs=1e-5) and -1.0 <= other < 1.0
