@@ -186,10 +186,6 @@ def train_aligner(data: Path, dev: Path, out: Path, cache_dir: Path | None, **op
 @click.option("--model", help="the decoder's model")
 @click.option("--nbest", default=4, show_default=True, help="decoder candidates searched for the substitute")
 @click.option("--batch-size", default=64, show_default=True, type=click.IntRange(min=1), help="sentences handed to the decoder per call (it keeps its own batch_size of them in flight)")
-@click.option(
-    "--min-fit", type=click.FloatRange(-1.0, 1.0),
-    help="draw substitutes only among those whose contextual cosine with the word (default encoder) reaches this; default: any WordNet synonym",
-)
 @click.option("--per-sentence", default=2, show_default=True, help="items per sentence")
 @click.option("--max-sentences", type=int, help="use only the first N sentences")
 @click.option("--skip-sentences", default=0, show_default=True, help="skip the first N sentences (to make a disjoint dev set)")
@@ -197,13 +193,13 @@ def train_aligner(data: Path, dev: Path, out: Path, cache_dir: Path | None, **op
 @overwrite_option
 def make_align_data(
     input_path: Path, output: Path, wordnet: Path | None, decoder: str | None, model: str | None, nbest: int,
-    batch_size: int, min_fit: float | None, per_sentence: int, max_sentences: int | None, skip_sentences: int, seed: int, overwrite: bool,
+    batch_size: int, per_sentence: int, max_sentences: int | None, skip_sentences: int, seed: int, overwrite: bool,
 ) -> None:
     """Self-supervised span-alignment items from raw text (WordNet substitutes, optional paraphraser)."""
     from collections import Counter
     from itertools import islice
 
-    from spanaug_aligners.make_data import ContextFit, default_wordnet_dir, generate, load_wordnet, sentences_from_text
+    from spanaug_aligners.make_data import default_wordnet_dir, generate, load_wordnet, sentences_from_text
     from spanaug_aligners.pairs import write_pairs
 
     sentences = sentences_from_text(read_text(input_path, encoding="utf-8-sig"))
@@ -214,16 +210,11 @@ def make_align_data(
         from spanaug_core.plugins import default_registry
 
         dec = default_registry().create("decoder", decoder, **({"model": model} if model else {}))
-    fit = None
-    if min_fit is not None:
-        from spanaug_shared.encoder import DEFAULT_ENCODER, Encoder
-
-        fit = ContextFit(Encoder(DEFAULT_ENCODER))
     kinds: Counter[str] = Counter()
     with progress_callback("sentences") as progress, atomic_output(output, overwrite) as partial:
         items = generate(
             chosen, load_wordnet(wordnet or default_wordnet_dir()), seed, per_sentence,
-            decoder=dec, nbest=nbest, batch_size=batch_size, fit=fit, min_fit=min_fit or 0.0, progress=progress,
+            decoder=dec, nbest=nbest, batch_size=batch_size, progress=progress,
         )
         count = write_pairs(_counted(items, kinds), partial)
     note(f"wrote {count} items from {len(chosen)} sentences to {output} ({', '.join(f'{k} {v}' for k, v in sorted(kinds.items()))})")

@@ -23,7 +23,7 @@ from __future__ import annotations
 import importlib.util
 import random
 import re
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -39,8 +39,6 @@ from spanaug_aligners.pairs import SpanPair
 
 WN_POS = {"NOUN": "noun", "VERB": "verb", "ADJ": "adj", "ADV": "adv"}
 Tokens = tuple[str, ...]
-# (sentence, focus span, substitutes) -> how well each fits there; ContextFit is the real one.
-Fit = Callable[[Tokens, tuple[int, int], Sequence[str]], list[float]]
 
 
 def default_wordnet_dir() -> Path:
@@ -135,40 +133,6 @@ def substitutes(wordnet: WordNet, words: Sequence[str]) -> list[str]:
                 if candidate.lower() != word.lower() and candidate not in out:
                     out.append(candidate)
     return out
-
-
-class ContextFit:
-    """How well a substitute fits the word's context: the cosine between the word's contextual
-    vector (mean over its words) in the sentence and the substitute's in the sentence with the
-    substitute in its place, each sentence encoded on its own.
-
-    WordNet lists every sense's lemmas, so without this check about 40% of the substitutes of
-    a sample of generated items took a wrong sense or part of speech ("time" -> "clock", "two"
-    -> "deuces", "back" -> "plump for"); those items teach a head to align unrelated words.
-    """
-
-    def __init__(self, encoder: Any) -> None:
-        self.encoder = encoder
-
-    def __call__(self, tokens: Tokens, focus: tuple[int, int], candidates: Sequence[str]) -> list[float]:
-        import torch
-
-        s, e = focus
-        words = [tokenize(c) for c in candidates]
-        vectors = self.encoder.encode_sentences([tokens, *((*tokens[:s], *w, *tokens[e:]) for w in words)])
-        original = vectors[0][s:e].mean(0)
-        cosine = torch.nn.functional.cosine_similarity
-        return [float(cosine(original, v[s : s + len(w)].mean(0), dim=0)) for v, w in zip(vectors[1:], words)]
-
-
-def _substitute(
-    tokens: Tokens, focus: tuple[int, int], wordnet: WordNet, rng: random.Random, fit: Fit | None, min_fit: float
-) -> str | None:
-    """A random substitute of the focus words; with ``fit``, only among those fitting the context by ``min_fit``."""
-    choices = substitutes(wordnet, tokens[focus[0] : focus[1]])
-    if fit is not None and choices:
-        choices = [c for c, score in zip(choices, fit(tokens, focus, choices)) if score >= min_fit]
-    return rng.choice(choices) if choices else None
 
 
 def _widen(tokens: Tokens, focus: tuple[int, int], taken: set[int], rng: random.Random) -> tuple[int, int]:
@@ -307,8 +271,6 @@ def _plan(
     per_sentence: int,
     mix: tuple[float, float],
     use_decoder: bool,
-    fit: Fit | None,
-    min_fit: float,
 ) -> Iterator[SpanPair | _DecodeJob | int]:
     """Every item in order, as a finished pair or a job for the decoder; after each sentence its index.
 
@@ -327,9 +289,7 @@ def _plan(
             if kind == "paraphrased" and use_decoder:
                 # The decoder route knows only where the substitute landed: the span stays the focus word.
                 taken.update(range(*focus))
-                choice = _substitute(tokens, focus, wordnet, rng, fit, min_fit)
-                if choice is not None:
-                    yield _DecodeJob(f"gen-{n}/{k}", tokens, focus, choice)
+                yield _DecodeJob(f"gen-{n}/{k}", tokens, focus, rng.choice(substitutes(wordnet, tokens[focus[0] : focus[1]])))
                 continue
             extra: dict[str, Any] = {}
             span = _widen(tokens, focus, taken, rng)
@@ -340,10 +300,7 @@ def _plan(
                 # Either the meaning is gone from the target, or an unrelated word stands there.
                 middle = [] if rng.random() < 0.5 else [(rng.choice(vocabulary), False)]
             else:
-                choice = _substitute(tokens, focus, wordnet, rng, fit, min_fit)
-                if choice is None:
-                    taken.update(range(*span))
-                    continue
+                choice = rng.choice(substitutes(wordnet, tokens[focus[0] : focus[1]]))
                 replaced = [*tokens[s : focus[0]], *tokenize(choice), *tokens[focus[1] : e]]
                 middle = [(t, True) for t in replaced]
                 extra = {"substitute": choice}
@@ -363,8 +320,6 @@ def generate(
     decoder: Any = None,
     nbest: int = 4,
     batch_size: int = 64,
-    fit: Fit | None = None,
-    min_fit: float = 0.3,
     progress: ProgressCallback | None = None,
 ) -> Iterator[SpanPair]:
     """Span-alignment items from sentences: ``mix`` is the share of (identical, unaligned) items.
@@ -372,9 +327,7 @@ def generate(
     ``decoder`` (a ConstrainedDecoder) turns on the paraphraser route for ``paraphrased``
     items, ``batch_size`` requests per decoder call (a batched beam search is several times
     faster than one sentence at a time); items it cannot produce (no candidate kept the
-    substitute) are skipped. Items come out in sentence order either way. With ``fit``, a
-    ``paraphrased`` item draws its substitute only among those whose :class:`ContextFit`
-    reaches ``min_fit``, and is skipped when none does.
+    substitute) are skipped. Items come out in sentence order either way.
     """
     pool = [tuple(s) for s in sentences]
     made = 0
@@ -400,7 +353,7 @@ def generate(
         buffer.clear()
 
     waiting = 0
-    for entry in _plan(pool, wordnet, random.Random(seed), per_sentence, mix, decoder is not None, fit, min_fit):
+    for entry in _plan(pool, wordnet, random.Random(seed), per_sentence, mix, decoder is not None):
         buffer.append(entry)
         waiting += isinstance(entry, _DecodeJob)
         # Without a decoder nothing waits, so each sentence's items go out as soon as it is done.

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import pytest
-
 from spanaug_core.text import find_phrase, tokenize
 from spanaug_core.types import Candidate
-from spanaug_aligners.make_data import ContextFit, generate, load_wordnet, sentences_from_text, substitutes
+from spanaug_aligners.make_data import generate, load_wordnet, sentences_from_text, substitutes
 
 
 def _wordnet(folder):
@@ -116,23 +114,3 @@ def test_decoder_route_batches_requests_without_changing_the_items(tmp_path):
     assert alone == batched and {p["kind"] for p in alone} >= {"paraphrased", "identical"}
     assert len(one.requests) == len(many.requests) and many.calls < one.calls
 
-
-def test_substitutes_that_do_not_fit_the_context_are_not_drawn(tmp_path):
-    wn = _wordnet(tmp_path)
-    # "autos" for "cars" fits, nothing else does: only that substitution is left.
-    def fit(tokens, focus, candidates):
-        return [1.0 if c == "autos" else 0.0 for c in candidates]
-
-    plain = list(generate(sentences_from_text(TEXT), wn, seed=0, mix=(0.0, 0.0)))
-    kept = list(generate(sentences_from_text(TEXT), wn, seed=0, mix=(0.0, 0.0), fit=fit, min_fit=0.5))
-    assert {p.extra["substitute"] for p in plain} > {"autos"}
-    assert kept and {p.extra["substitute"] for p in kept} == {"autos"}
-
-
-def test_context_fit_compares_the_word_with_its_substitute_in_place(tiny_encoder):
-    from spanaug_shared.encoder import Encoder
-
-    fit = ContextFit(Encoder(str(tiny_encoder)))
-    tokens = tuple("the man bought a red car".split())
-    same, other = fit(tokens, (2, 3), ["bought", "purchased a"])
-    assert same == pytest.approx(1.0, abs=1e-5) and -1.0 <= other < 1.0
