@@ -190,31 +190,56 @@ def train_aligner(data: Path, dev: Path, out: Path, cache_dir: Path | None, **op
 @click.option("--max-sentences", type=int, help="use only the first N sentences")
 @click.option("--skip-sentences", default=0, show_default=True, help="skip the first N sentences (to make a disjoint dev set)")
 @click.option("--seed", default=0, show_default=True)
+@click.option("--resume", is_flag=True, help="go on with an interrupted run of the same command")
 @overwrite_option
 def make_align_data(
     input_path: Path, output: Path, wordnet: Path | None, decoder: str | None, model: str | None, nbest: int,
-    batch_size: int, per_sentence: int, max_sentences: int | None, skip_sentences: int, seed: int, overwrite: bool,
+    batch_size: int, per_sentence: int, max_sentences: int | None, skip_sentences: int, seed: int, resume: bool,
+    overwrite: bool,
 ) -> None:
-    """Self-supervised span-alignment items from raw text (WordNet substitutes, optional paraphraser)."""
-    from collections import Counter
+    """Self-supervised span-alignment items from raw text (WordNet substitutes, optional paraphraser).
+
+    The items go to a partial file beside --output as they are made; Ctrl-C keeps the
+    finished sentences' items and --resume goes on from there.
+    """
+    import hashlib
     from itertools import islice
 
-    from spanaug_aligners.make_data import default_wordnet_dir, generate, load_wordnet, sentences_from_text
-    from spanaug_aligners.pairs import write_pairs
+    from spanaug_aligners.journal import Journal
+    from spanaug_aligners.make_data import default_wordnet_dir, generate_marked, load_wordnet, sentences_from_text
 
-    sentences = sentences_from_text(read_text(input_path, encoding="utf-8-sig"))
+    text = read_text(input_path, encoding="utf-8-sig")
     stop = None if max_sentences is None else skip_sentences + max_sentences
-    chosen = list(islice(sentences, skip_sentences, stop))
+    chosen = list(islice(sentences_from_text(text), skip_sentences, stop))
+    wordnet_dir = wordnet or default_wordnet_dir()
+    fingerprint = {
+        "input": hashlib.sha256(text.encode("utf-8")).hexdigest(), "wordnet": str(wordnet_dir.resolve()),
+        "decoder": decoder, "model": model, "nbest": nbest, "per_sentence": per_sentence,
+        "max_sentences": max_sentences, "skip_sentences": skip_sentences, "seed": seed,
+    }
+    journal = Journal(output, fingerprint)
+    done = journal.open(resume, overwrite)
     dec = None
     if decoder is not None:
         from spanaug_core.plugins import default_registry
 
         dec = default_registry().create("decoder", decoder, **({"model": model} if model else {}))
-    kinds: Counter[str] = Counter()
-    with progress_callback("sentences") as progress, atomic_output(output, overwrite) as partial:
-        items = generate(
-            chosen, load_wordnet(wordnet or default_wordnet_dir()), seed, per_sentence,
-            decoder=dec, nbest=nbest, batch_size=batch_size, progress=progress,
-        )
-        count = write_pairs(_counted(items, kinds), partial)
-    note(f"wrote {count} items from {len(chosen)} sentences to {output} ({', '.join(f'{k} {v}' for k, v in sorted(kinds.items()))})")
+    try:
+        with progress_callback("sentences") as progress:
+            for entry in generate_marked(
+                chosen, load_wordnet(wordnet_dir), seed, per_sentence,
+                decoder=dec, nbest=nbest, batch_size=batch_size, progress=progress, start=done,
+            ):
+                if isinstance(entry, int):
+                    journal.sentence_done(entry)
+                else:
+                    journal.write(entry)
+    except BaseException:
+        sentences, items = journal.stopped()
+        if sentences:
+            note(f"stopped: {journal.partial} keeps {items} items of the first {sentences} of {len(chosen)} sentences; "
+                 "run the same command with --resume to go on")
+        raise
+    journal.finish()
+    kinds = ", ".join(f"{k} {v}" for k, v in sorted(journal.kinds.items()))
+    note(f"wrote {journal.items} items from {len(chosen)} sentences to {output} ({kinds})")

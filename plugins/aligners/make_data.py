@@ -271,14 +271,17 @@ def _plan(
     per_sentence: int,
     mix: tuple[float, float],
     use_decoder: bool,
+    start: int = 0,
 ) -> Iterator[SpanPair | _DecodeJob | int]:
     """Every item in order, as a finished pair or a job for the decoder; after each sentence its index.
 
     Nothing here depends on what the decoder returns, so the same seed plans the same items
-    whatever the batch size.
+    whatever the batch size. The sentences before ``start`` are planned (the random stream
+    must be the same) but nothing of them is yielded: a resumed run goes on from there.
     """
     vocabulary = sorted({t.lower() for s in pool for t in s if is_content(t) and t.isalpha()})
     for n, tokens in enumerate(pool):
+        keep = n >= start
         taken: set[int] = set()
         for k in range(per_sentence):
             focus = _pick_span(tokens, wordnet, rng, taken)
@@ -289,7 +292,9 @@ def _plan(
             if kind == "paraphrased" and use_decoder:
                 # The decoder route knows only where the substitute landed: the span stays the focus word.
                 taken.update(range(*focus))
-                yield _DecodeJob(f"gen-{n}/{k}", tokens, focus, rng.choice(substitutes(wordnet, tokens[focus[0] : focus[1]])))
+                job = _DecodeJob(f"gen-{n}/{k}", tokens, focus, rng.choice(substitutes(wordnet, tokens[focus[0] : focus[1]])))
+                if keep:
+                    yield job
                 continue
             extra: dict[str, Any] = {}
             span = _widen(tokens, focus, taken, rng)
@@ -307,8 +312,10 @@ def _plan(
             target, gold = _rewrite(tokens, span, middle, wordnet, pool, rng)
             taken.update(range(*span))
             item = AlignItem(source_tokens=tokens, source_span=span, target_tokens=target)
-            yield SpanPair(id=f"gen-{n}/{k}", item=item, gold_span=gold, kind=kind, extra=extra)
-        yield n
+            if keep:
+                yield SpanPair(id=f"gen-{n}/{k}", item=item, gold_span=gold, kind=kind, extra=extra)
+        if keep:
+            yield n
 
 
 def generate(
@@ -329,11 +336,30 @@ def generate(
     faster than one sentence at a time); items it cannot produce (no candidate kept the
     substitute) are skipped. Items come out in sentence order either way.
     """
+    marked = generate_marked(sentences, wordnet, seed, per_sentence, mix, decoder, nbest, batch_size, progress)
+    return (entry for entry in marked if not isinstance(entry, int))
+
+
+def generate_marked(
+    sentences: Iterable[Tokens],
+    wordnet: WordNet,
+    seed: int = 0,
+    per_sentence: int = 2,
+    mix: tuple[float, float] = (0.2, 0.1),
+    decoder: Any = None,
+    nbest: int = 4,
+    batch_size: int = 64,
+    progress: ProgressCallback | None = None,
+    start: int = 0,
+) -> Iterator[SpanPair | int]:
+    """:func:`generate`'s items, each sentence's followed by the number of sentences done, and
+    from sentence ``start`` on (the same items an uninterrupted run makes there): what a
+    resumable writer needs."""
     pool = [tuple(s) for s in sentences]
     made = 0
     buffer: list[SpanPair | _DecodeJob | int] = []
 
-    def flush() -> Iterator[SpanPair]:
+    def flush() -> Iterator[SpanPair | int]:
         nonlocal made
         jobs = [x for x in buffer if isinstance(x, _DecodeJob)]
         found = iter(_decode(decoder, jobs, nbest) if jobs else [])
@@ -341,6 +367,7 @@ def generate(
             if isinstance(entry, int):
                 if progress is not None:
                     progress(ProgressEvent("sentences", entry + 1, len(pool), stats={"items": made}))
+                yield entry + 1
                 continue
             if isinstance(entry, _DecodeJob):
                 paraphrase = next(found)
@@ -353,7 +380,7 @@ def generate(
         buffer.clear()
 
     waiting = 0
-    for entry in _plan(pool, wordnet, random.Random(seed), per_sentence, mix, decoder is not None):
+    for entry in _plan(pool, wordnet, random.Random(seed), per_sentence, mix, decoder is not None, start):
         buffer.append(entry)
         waiting += isinstance(entry, _DecodeJob)
         # Without a decoder nothing waits, so each sentence's items go out as soon as it is done.

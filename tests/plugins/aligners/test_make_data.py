@@ -1,6 +1,8 @@
-"""make-align-data: WordNet substitutes, exact gold by construction, and the decoder route."""
+"""make-align-data: WordNet substitutes, exact gold by construction, the decoder route, resuming."""
 
 from __future__ import annotations
+
+import pytest
 
 from spanaug_core.text import find_phrase, tokenize
 from spanaug_core.types import Candidate
@@ -114,3 +116,56 @@ def test_decoder_route_batches_requests_without_changing_the_items(tmp_path):
     assert alone == batched and {p["kind"] for p in alone} >= {"paraphrased", "identical"}
     assert len(one.requests) == len(many.requests) and many.calls < one.calls
 
+
+
+def test_an_interrupted_run_resumes_to_the_same_file(tmp_path, cli, monkeypatch, capsys):
+    import spanaug_aligners.make_data as make_data
+
+    spanaug = cli("aligners")
+    wn_dir = tmp_path / "wn"
+    wn_dir.mkdir()
+    _wordnet(wn_dir)
+    text = tmp_path / "text.txt"
+    text.write_text("\n\n".join([TEXT] * 4))
+    args = ["make-align-data", "--input", text, "--wordnet", wn_dir, "--per-sentence", 2, "--seed", 5]
+    assert spanaug(*args, "--output", tmp_path / "whole.jsonl") == 0
+    whole = (tmp_path / "whole.jsonl").read_bytes()
+
+    rewrite, calls = make_data._rewrite, []
+
+    def stop_at_the_seventh(*a, **k):
+        calls.append(1)
+        if len(calls) == 7:
+            raise KeyboardInterrupt
+        return rewrite(*a, **k)
+
+    out = tmp_path / "out.jsonl"
+    monkeypatch.setattr(make_data, "_rewrite", stop_at_the_seventh)
+    assert spanaug(*args, "--output", out) != 0
+    assert not out.exists() and "--resume" in capsys.readouterr().err
+    kept = (tmp_path / ".out.jsonl.partial").read_bytes()
+    assert 0 < len(kept) < len(whole) and whole.startswith(kept)
+    # Without --resume the leftover is not silently replaced; with other options it is not resumed.
+    monkeypatch.setattr(make_data, "_rewrite", rewrite)
+    assert spanaug(*args, "--output", out) == 2 and "--resume" in capsys.readouterr().err
+    assert spanaug(*args[:-1], 6, "--output", out, "--resume") == 2 and "seed" in capsys.readouterr().err
+    assert spanaug(*args, "--output", out, "--resume") == 0
+    assert out.read_bytes() == whole
+    assert not list(tmp_path.glob(".out.jsonl*"))
+    assert spanaug(*args, "--output", out, "--resume") == 2  # nothing left to resume
+
+
+def test_a_second_writer_is_refused_and_a_run_stopped_at_once_leaves_nothing(tmp_path):
+    from spanaug_core.errors import SpanaugError
+    from spanaug_aligners.journal import Journal
+
+    out = tmp_path / "items.jsonl"
+    first = Journal(out, {"seed": 0})
+    assert first.open(resume=False, overwrite=False) == 0
+    with pytest.raises(SpanaugError, match="being written by another"):
+        Journal(out, {"seed": 0}).open(resume=True, overwrite=False)
+    assert first.stopped() == (0, 0)
+    assert not list(tmp_path.iterdir())
+    with pytest.raises(SpanaugError, match="nothing to resume"):
+        Journal(out, {"seed": 0}).open(resume=True, overwrite=False)
+    assert not list(tmp_path.iterdir())

@@ -1,0 +1,159 @@
+"""Resumable JSONL output for ``make-align-data``: a long decoder run keeps its work when stopped.
+
+The items are appended to ``.NAME.partial`` beside the output. After whole sentences (at
+most every ``every_s`` seconds, and when the run is stopped) the file is flushed to disk
+and ``.NAME.progress.json`` is replaced atomically with how many sentences are done, the
+partial file's byte length and the item counts, plus a fingerprint of everything that
+decides the items (input text, seed, decoder...). ``--resume`` checks the fingerprint,
+truncates the partial file to the committed length and goes on from the next sentence, so
+the finished file equals an uninterrupted run's. The output appears under its own name
+only when the run is complete, as every other output of spanaug does.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import time
+from collections import Counter
+from pathlib import Path
+from typing import IO, Any
+
+from spanaug_core.errors import SpanaugError
+from spanaug_core.files import ensure_folder
+
+from spanaug_aligners.pairs import SpanPair
+
+
+class Journal:
+    """Appends items to a partial file and commits progress so an interrupted run can resume."""
+
+    def __init__(self, output: Path, fingerprint: dict[str, Any], every_s: float = 2.0) -> None:
+        self.output = output
+        self.partial = output.parent / f".{output.name}.partial"
+        self.state_file = output.parent / f".{output.name}.progress.json"
+        self.fingerprint = fingerprint
+        self.every_s = every_s
+        self.sentences = 0
+        self.items = 0
+        self.bytes = 0
+        self.kinds: Counter[str] = Counter()
+        self._handle: IO[str] | None = None
+        self._committed = (0, 0, 0, Counter())  # sentences, bytes, items, kinds after the last finished sentence
+        self._last_commit = time.monotonic()
+
+    def open(self, resume: bool, overwrite: bool) -> int:
+        """Start (or, with ``resume``, continue) the run; returns the number of sentences already done.
+
+        The partial file is locked (``flock``) for as long as this process writes it, so a
+        second process on the same output is refused instead of writing into it too.
+        """
+        if self.output.exists() and not overwrite:
+            raise SpanaugError(f"{self.output} exists; pass --overwrite to replace it, or choose another output")
+        ensure_folder(self.output.parent)
+        existed = self.partial.exists()
+        handle = open(self.partial, "a", encoding="utf-8")
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.close()
+            raise SpanaugError(
+                f"{self.partial} is being written by another make-align-data process; wait for it to end (or stop it), "
+                "or choose another --output"
+            ) from None
+        try:
+            self._start(resume, overwrite, handle)
+        except BaseException:
+            handle.close()
+            if not existed:
+                self.partial.unlink(missing_ok=True)
+            raise
+        self._handle = handle
+        self._committed = (self.sentences, self.bytes, self.items, Counter(self.kinds))
+        return self.sentences
+
+    def _start(self, resume: bool, overwrite: bool, handle: IO[str]) -> None:
+        state = self._read_state()
+        if resume:
+            if state is None:
+                raise SpanaugError(f"nothing to resume: {self.state_file} does not exist (run without --resume)")
+            if state["fingerprint"] != self.fingerprint:
+                before, now = state["fingerprint"], self.fingerprint
+                changed = sorted(k for k in {*before, *now} if before.get(k) != now.get(k))
+                raise SpanaugError(
+                    f"cannot resume {self.partial}: it was made with another {', '.join(changed)}; "
+                    "run the same command again with --resume, or pass --overwrite to start over"
+                )
+            if self.partial.stat().st_size < state["bytes"]:
+                raise SpanaugError(f"cannot resume: {self.partial} is shorter than {self.state_file} says; pass --overwrite to start over")
+            self.sentences, self.items, self.kinds = state["sentences"], state["items"], Counter(state["kinds"])
+            self.bytes = state["bytes"]
+        elif state is not None and not overwrite:
+            raise SpanaugError(
+                f"an interrupted run left {self.partial} ({state['sentences']} sentences done); "
+                "pass --resume to go on, or --overwrite to start over"
+            )
+        else:
+            self.state_file.unlink(missing_ok=True)
+        handle.truncate(self.bytes)  # what an interrupted run wrote after its last finished sentence
+
+    def write(self, pair: SpanPair) -> None:
+        assert self._handle is not None, "Journal.open first"
+        line = json.dumps(pair.to_json(), ensure_ascii=False) + "\n"
+        self._handle.write(line)
+        self.bytes += len(line.encode("utf-8"))
+        self.items += 1
+        self.kinds[pair.kind or "?"] += 1
+
+    def sentence_done(self, sentences: int) -> None:
+        """All items of the first ``sentences`` sentences are written: commit now and then."""
+        self.sentences = sentences
+        self._committed = (sentences, self.bytes, self.items, Counter(self.kinds))
+        if time.monotonic() - self._last_commit >= self.every_s:
+            self.commit()
+
+    def commit(self) -> None:
+        """Make the last finished sentence's work durable: flush, fsync, replace the progress file."""
+        assert self._handle is not None
+        sentences, length, items, kinds = self._committed
+        self._handle.flush()
+        os.fsync(self._handle.fileno())
+        state = {"fingerprint": self.fingerprint, "sentences": sentences, "bytes": length, "items": items, "kinds": dict(kinds)}
+        tmp = self.state_file.with_name(self.state_file.name + ".tmp")
+        tmp.write_text(json.dumps(state, indent=1) + "\n", encoding="utf-8")
+        os.replace(tmp, self.state_file)
+        self._last_commit = time.monotonic()
+
+    def stopped(self) -> tuple[int, int]:
+        """Commit what is finished after an interruption; returns (sentences, items) kept. A run
+        stopped before it finished a sentence leaves nothing behind, so the same command starts afresh."""
+        assert self._handle is not None
+        if self._committed[0] == 0:
+            self._handle.close()
+            self.partial.unlink(missing_ok=True)
+            self.state_file.unlink(missing_ok=True)
+            return 0, 0
+        self.commit()
+        self._handle.close()
+        return self._committed[0], self._committed[2]
+
+    def finish(self) -> None:
+        """Put the complete file in place under the output's name and drop the progress file."""
+        assert self._handle is not None
+        self._handle.flush()
+        os.fsync(self._handle.fileno())
+        self._handle.close()
+        os.replace(self.partial, self.output)
+        self.state_file.unlink(missing_ok=True)
+
+    def _read_state(self) -> dict[str, Any] | None:
+        if not self.state_file.is_file():
+            return None
+        try:
+            state = json.loads(self.state_file.read_text(encoding="utf-8"))
+            if not isinstance(state, dict) or not {"fingerprint", "sentences", "bytes", "items", "kinds"} <= state.keys():
+                raise ValueError("keys missing")
+        except ValueError as exc:
+            raise SpanaugError(f"{self.state_file} is not a make-align-data progress file ({exc}); pass --overwrite to start over") from exc
+        return state
