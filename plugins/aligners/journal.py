@@ -49,6 +49,8 @@ class Journal:
         The partial file is locked (``flock``) for as long as this process writes it, so a
         second process on the same output is refused instead of writing into it too.
         """
+        if self.output.is_dir():
+            raise SpanaugError(f"{self.output} is a folder; name a file to write")
         if self.output.exists() and not overwrite:
             raise SpanaugError(f"{self.output} exists; pass --overwrite to replace it, or choose another output")
         ensure_folder(self.output.parent)

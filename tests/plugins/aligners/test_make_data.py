@@ -169,3 +169,6 @@ def test_a_second_writer_is_refused_and_a_run_stopped_at_once_leaves_nothing(tmp
     with pytest.raises(SpanaugError, match="nothing to resume"):
         Journal(out, {"seed": 0}).open(resume=True, overwrite=False)
     assert not list(tmp_path.iterdir())
+    (tmp_path / "folder").mkdir()
+    with pytest.raises(SpanaugError, match="is a folder"):
+        Journal(tmp_path / "folder", {}).open(resume=False, overwrite=True)
