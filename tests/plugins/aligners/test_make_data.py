@@ -172,3 +172,15 @@ def test_a_second_writer_is_refused_and_a_run_stopped_at_once_leaves_nothing(tmp
     (tmp_path / "folder").mkdir()
     with pytest.raises(SpanaugError, match="is a folder"):
         Journal(tmp_path / "folder", {}).open(resume=False, overwrite=True)
+
+
+def test_decoder_options_are_checked_before_anything_is_written(tmp_path, cli, capsys):
+    spanaug = cli("aligners,decoders")
+    text = tmp_path / "text.txt"
+    text.write_text(TEXT)
+    out = tmp_path / "out.jsonl"
+    assert spanaug("make-align-data", "--input", text, "--output", out, "--set", "device=cuda") == 2
+    assert "--decoder" in capsys.readouterr().err
+    assert spanaug("make-align-data", "--input", text, "--output", out, "--decoder", "vdba", "--set", "decoder.beam_size=abc") == 2
+    assert "beam_size" in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["text.txt"]
