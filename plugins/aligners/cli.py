@@ -209,7 +209,7 @@ def make_align_data(
     from spanaug_core.cli import options_of
 
     from spanaug_aligners.journal import Journal
-    from spanaug_aligners.make_data import default_wordnet_dir, generate_marked, load_wordnet, sentences_from_text
+    from spanaug_aligners.make_data import default_wordnet_dir, generate, load_wordnet, sentences_from_text
 
     text = read_text(input_path, encoding="utf-8-sig")
     stop = None if max_sentences is None else skip_sentences + max_sentences
@@ -232,14 +232,11 @@ def make_align_data(
     done = journal.open(resume, overwrite)
     try:
         with progress_callback("sentences") as progress:
-            for entry in generate_marked(
-                chosen, load_wordnet(wordnet_dir), seed, per_sentence,
-                decoder=dec, nbest=nbest, batch_size=batch_size, progress=progress, start=done,
+            for pair in generate(
+                chosen, load_wordnet(wordnet_dir), seed, per_sentence, decoder=dec, nbest=nbest,
+                batch_size=batch_size, progress=progress, start=done, on_sentence=journal.sentence_done,
             ):
-                if isinstance(entry, int):
-                    journal.sentence_done(entry)
-                else:
-                    journal.write(entry)
+                journal.write(pair)
     except BaseException:
         sentences, items = journal.stopped()
         if sentences:

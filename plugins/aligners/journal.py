@@ -23,7 +23,7 @@ from typing import IO, Any
 from spanaug_core.errors import SpanaugError
 from spanaug_core.files import ensure_folder
 
-from spanaug_aligners.pairs import SpanPair
+from spanaug_aligners.pairs import SpanPair, pair_line
 
 
 class Journal:
@@ -35,7 +35,6 @@ class Journal:
         self.state_file = output.parent / f".{output.name}.progress.json"
         self.fingerprint = fingerprint
         self.every_s = every_s
-        self.sentences = 0
         self.items = 0
         self.bytes = 0
         self.kinds: Counter[str] = Counter()
@@ -72,8 +71,7 @@ class Journal:
                 self.partial.unlink(missing_ok=True)
             raise
         self._handle = handle
-        self._committed = (self.sentences, self.bytes, self.items, Counter(self.kinds))
-        return self.sentences
+        return self._committed[0]
 
     def _start(self, resume: bool, overwrite: bool, handle: IO[str]) -> None:
         state = self._read_state()
@@ -89,8 +87,8 @@ class Journal:
                 )
             if self.partial.stat().st_size < state["bytes"]:
                 raise SpanaugError(f"cannot resume: {self.partial} is shorter than {self.state_file} says; pass --overwrite to start over")
-            self.sentences, self.items, self.kinds = state["sentences"], state["items"], Counter(state["kinds"])
-            self.bytes = state["bytes"]
+            self.items, self.bytes, self.kinds = state["items"], state["bytes"], Counter(state["kinds"])
+            self._committed = (state["sentences"], self.bytes, self.items, Counter(self.kinds))
         elif state is not None and not overwrite:
             raise SpanaugError(
                 f"an interrupted run left {self.partial} ({state['sentences']} sentences done); "
@@ -102,7 +100,7 @@ class Journal:
 
     def write(self, pair: SpanPair) -> None:
         assert self._handle is not None, "Journal.open first"
-        line = json.dumps(pair.to_json(), ensure_ascii=False) + "\n"
+        line = pair_line(pair)
         self._handle.write(line)
         self.bytes += len(line.encode("utf-8"))
         self.items += 1
@@ -110,7 +108,6 @@ class Journal:
 
     def sentence_done(self, sentences: int) -> None:
         """All items of the first ``sentences`` sentences are written: commit now and then."""
-        self.sentences = sentences
         self._committed = (sentences, self.bytes, self.items, Counter(self.kinds))
         if time.monotonic() - self._last_commit >= self.every_s:
             self.commit()

@@ -23,7 +23,7 @@ from __future__ import annotations
 import importlib.util
 import random
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -328,38 +328,24 @@ def generate(
     nbest: int = 4,
     batch_size: int = 64,
     progress: ProgressCallback | None = None,
+    start: int = 0,
+    on_sentence: Callable[[int], None] | None = None,
 ) -> Iterator[SpanPair]:
     """Span-alignment items from sentences: ``mix`` is the share of (identical, unaligned) items.
 
     ``decoder`` (a ConstrainedDecoder) turns on the paraphraser route for ``paraphrased``
     items, ``batch_size`` requests per decoder call (a batched beam search is several times
     faster than one sentence at a time); items it cannot produce (no candidate kept the
-    substitute) are skipped. Items come out in sentence order either way.
+    substitute) are skipped. Items come out in sentence order either way. For a resumable
+    writer: ``start`` skips to that sentence (the items an uninterrupted run makes from
+    there on), and ``on_sentence(n)`` is called once all items of the first n sentences
+    have been yielded.
     """
-    marked = generate_marked(sentences, wordnet, seed, per_sentence, mix, decoder, nbest, batch_size, progress)
-    return (entry for entry in marked if not isinstance(entry, int))
-
-
-def generate_marked(
-    sentences: Iterable[Tokens],
-    wordnet: WordNet,
-    seed: int = 0,
-    per_sentence: int = 2,
-    mix: tuple[float, float] = (0.2, 0.1),
-    decoder: Any = None,
-    nbest: int = 4,
-    batch_size: int = 64,
-    progress: ProgressCallback | None = None,
-    start: int = 0,
-) -> Iterator[SpanPair | int]:
-    """:func:`generate`'s items, each sentence's followed by the number of sentences done, and
-    from sentence ``start`` on (the same items an uninterrupted run makes there): what a
-    resumable writer needs."""
     pool = [tuple(s) for s in sentences]
     made = 0
     buffer: list[SpanPair | _DecodeJob | int] = []
 
-    def flush() -> Iterator[SpanPair | int]:
+    def flush() -> Iterator[SpanPair]:
         nonlocal made
         jobs = [x for x in buffer if isinstance(x, _DecodeJob)]
         found = iter(_decode(decoder, jobs, nbest) if jobs else [])
@@ -367,7 +353,8 @@ def generate_marked(
             if isinstance(entry, int):
                 if progress is not None:
                     progress(ProgressEvent("sentences", entry + 1, len(pool), stats={"items": made}))
-                yield entry + 1
+                if on_sentence is not None:
+                    on_sentence(entry + 1)
                 continue
             if isinstance(entry, _DecodeJob):
                 paraphrase = next(found)

@@ -122,13 +122,17 @@ def read_pairs(path: Path, require_gold: bool = False) -> Iterator[SpanPair]:
             yield pair
 
 
+def pair_line(pair: SpanPair | dict[str, Any]) -> str:
+    """One pair (or ready JSON object) as a line of span-alignment JSONL, newline included."""
+    return json.dumps(pair.to_json() if isinstance(pair, SpanPair) else pair, ensure_ascii=False) + "\n"
+
+
 def write_pairs(pairs: Iterable[SpanPair | dict[str, Any]], path: Path) -> int:
     """Write pairs (or ready JSON objects) one a line; returns how many were written."""
     path.parent.mkdir(parents=True, exist_ok=True)
     count = 0
     with open(path, "w", encoding="utf-8") as out:
         for pair in pairs:
-            obj = pair.to_json() if isinstance(pair, SpanPair) else pair
-            out.write(json.dumps(obj, ensure_ascii=False) + "\n")
+            out.write(pair_line(pair))
             count += 1
     return count
