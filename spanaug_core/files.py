@@ -5,16 +5,19 @@ Reading: ``input_file`` says what is wrong with a path (missing, a folder) and
 names the file, the line and the byte. Writing: ``atomic_output`` hands out a temporary
 path next to the target and renames it into place only when the writer finished, so an
 error (or Ctrl-C) leaves the target as it was; an existing target is refused unless the
-caller allows overwriting.
+caller allows overwriting (``output_target``, which writers that manage their own partial
+files use too). ``replace_json`` swaps a small state file (a manifest, a record) atomically.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from spanaug_core.errors import DataError, SpanaugError
 
@@ -74,6 +77,26 @@ def ensure_folder(folder: Path) -> None:
         raise SpanaugError(f"cannot create the folder {folder}: {exc.strerror}") from None
 
 
+def output_target(path: Path | str, overwrite: bool = False) -> Path:
+    """``path`` checked as an output: a real name, not an existing file unless ``overwrite``;
+    its folder is created."""
+    path = Path(path)
+    if path.name in ("", ".", ".."):
+        raise SpanaugError(f"cannot write to {str(path) or '.'}: name a file or a new folder")
+    if path.exists() and not overwrite:
+        raise SpanaugError(f"{path} exists; pass --overwrite to replace it, or choose another output")
+    ensure_folder(path.parent)
+    return path
+
+
+def replace_json(path: Path, obj: Any, indent: int = 1) -> None:
+    """Write ``obj`` as JSON to ``path`` atomically: readers (and a process killed meanwhile) see
+    the old file or the new one, never half of one."""
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(obj, indent=indent, ensure_ascii=False) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
 @contextmanager
 def atomic_output(path: Path | str, overwrite: bool = False) -> Iterator[Path]:
     """A temporary path to write instead of ``path``; renamed to ``path`` when the block ends without error.
@@ -81,12 +104,7 @@ def atomic_output(path: Path | str, overwrite: bool = False) -> Iterator[Path]:
     The temporary lives in the target's folder (created if needed), so the rename is atomic
     on one file system. Works for a file or a folder written at the given path.
     """
-    path = Path(path)
-    if path.name in ("", ".", ".."):
-        raise SpanaugError(f"cannot write to {str(path) or '.'}: name a file or a new folder")
-    if path.exists() and not overwrite:
-        raise SpanaugError(f"{path} exists; pass --overwrite to replace it, or choose another output")
-    ensure_folder(path.parent)
+    path = output_target(path, overwrite)
     partial = path.parent / f".{path.name}.partial-{os.getpid()}"
     _remove(partial)
     try:

@@ -32,7 +32,7 @@ from typing import IO, Any
 from spanaug_core import __version__
 from spanaug_core.config import BEFORE_ADDED, RunConfig
 from spanaug_core.errors import RunStateError
-from spanaug_core.files import ensure_folder
+from spanaug_core.files import ensure_folder, replace_json
 from spanaug_core.pipeline import Rejection
 from spanaug_core.types import Augmented
 
@@ -236,9 +236,7 @@ class RunStore:
             "updated": _now(),
             "elapsed_s": round(self._elapsed_before + time.monotonic() - self._t0, 3),
         }
-        tmp = self.dir / (MANIFEST + ".tmp")
-        tmp.write_text(json.dumps(self.manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-        os.replace(tmp, self.dir / MANIFEST)
+        replace_json(self.dir / MANIFEST, self.manifest, indent=2)
 
 
 def _load_manifest(path: Path) -> tuple[Any, str]:

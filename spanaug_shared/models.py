@@ -42,6 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from spanaug_core.errors import SpanaugError
+from spanaug_core.files import replace_json
 from spanaug_core.plugins import default_registry
 from spanaug_core.protocols import ModelPreset, ProgressCallback, ProgressEvent
 
@@ -167,9 +168,7 @@ def record_files(folder: Path, known: Mapping[str, str] | None = None) -> None:
 
 def _write_record(folder: Path, entries: dict) -> None:
     """Replace the record atomically (readers in other processes never see half of it)."""
-    partial = folder / f"{RECORD}.{os.getpid()}"
-    partial.write_text(json.dumps(entries, indent=1) + "\n", encoding="utf-8")
-    os.replace(partial, folder / RECORD)
+    replace_json(folder / RECORD, entries)
 
 
 def changed_files(folder: Path, rehash: bool = False) -> list[str]:

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from spanaug_core.errors import SpanaugError
-from spanaug_core.files import ensure_folder
+from spanaug_core.files import output_target, replace_json
 
 from spanaug_aligners.pairs import SpanPair, pair_line
 
@@ -50,9 +50,7 @@ class Journal:
         """
         if self.output.is_dir():
             raise SpanaugError(f"{self.output} is a folder; name a file to write")
-        if self.output.exists() and not overwrite:
-            raise SpanaugError(f"{self.output} exists; pass --overwrite to replace it, or choose another output")
-        ensure_folder(self.output.parent)
+        output_target(self.output, overwrite)
         existed = self.partial.exists()
         handle = open(self.partial, "a", encoding="utf-8")
         try:
@@ -119,9 +117,7 @@ class Journal:
         self._handle.flush()
         os.fsync(self._handle.fileno())
         state = {"fingerprint": self.fingerprint, "sentences": sentences, "bytes": length, "items": items, "kinds": dict(kinds)}
-        tmp = self.state_file.with_name(self.state_file.name + ".tmp")
-        tmp.write_text(json.dumps(state, indent=1) + "\n", encoding="utf-8")
-        os.replace(tmp, self.state_file)
+        replace_json(self.state_file, state)
         self._last_commit = time.monotonic()
 
     def stopped(self) -> tuple[int, int]:
