@@ -35,7 +35,8 @@ def dump(input_path: Path, out: Path, run_args: list[str]) -> None:
         for rank, cand in enumerate(attempt.nbest):
             found = attempt.target[rank] if job.span is not None else None
             span = found.span if found is not None else None
-            viable = (job.span is None or span is not None) and pipeline.locate_kept(attempt, rank, span, keep) is not None
+            located = pipeline.locate_kept(attempt, rank, span, keep) if job.span is None or span is not None else None
+            viable = located is not None
             scored = attempt.scored[rank] if attempt.scored else {}
             scores = pipeline.candidate_scores(cand, found.score if found is not None else 1.0, rank, scored)
             source = attempt.run.example
@@ -48,6 +49,9 @@ def dump(input_path: Path, out: Path, run_args: list[str]) -> None:
                 "text": cand.text,
                 "aligned": " ".join(cand.tokens[span[0] : span[1]]) if span else None,
                 "viable": viable,
+                # Each kept span as it reads in the source and where it landed, so that
+                # keep=align (the aligner places them) can be judged on them too.
+                "kept": [[sp.text(job.tokens), moved.text(cand.tokens)] for (_, sp), (_, moved) in zip(job.kept, located[0])] if located else [],
                 "scores": scores,
             })
         return original(attempt, keep, weights)

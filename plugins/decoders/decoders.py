@@ -63,8 +63,9 @@ _LEAD_STARTS = (
     r"|the sentence (?:can|could|would|might|may|is|was|should|has)\b"
 )
 _PREAMBLE = re.compile(rf"^\s*(?P<lead>(?:{_LEAD_STARTS})\b[^:\n]{{0,120}}):\s*(?P<rest>.*)$", re.IGNORECASE | re.DOTALL)
-# A model shown earlier turns (few-shot examples) may run on into an invented next turn.
-_TURN = re.compile(r"(?:^|(?<=[\s.!?\"'”’]))(?:Human|User|Assistant|System)\s*:")
+# A model shown earlier turns (few-shot examples) may run on into an invented next turn,
+# at times with a stray letter between the sentence's end and the speaker ("1999.VHuman:").
+_TURN = re.compile(r"(?:^|(?<=[\s.!?\"'”’])|(?<=[.!?]\w))(?:Human|User|Assistant|System)\s*:")
 _QUOTES = "\"'“”‘’"
 
 

@@ -356,5 +356,6 @@ def test_few_shot_examples_come_before_the_sentence_and_share_the_prefix(tokeniz
 
 def test_an_invented_next_turn_counts_as_another_sentence():
     assert sentence_breaks("It was wrong.Human: Can you paraphrase this?") == 1
+    assert sentence_breaks("Venantius sets a $300 million FRN.VHuman: Venantius sets") == 1
     assert sentence_breaks("Assistant: it was wrong") == 1
     assert sentence_breaks("The user: a name.") == 0
