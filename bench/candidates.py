@@ -35,7 +35,9 @@ def dump(input_path: Path, out: Path, run_args: list[str]) -> None:
         for rank, cand in enumerate(attempt.nbest):
             found = attempt.target[rank] if job.span is not None else None
             span = found.span if found is not None else None
-            located = pipeline.locate_kept(attempt, rank, span, keep) if job.span is None or span is not None else None
+            # As choose(): a whole-sentence candidate written before (the source itself) is not kept.
+            fresh = job.span is not None or cand.text not in attempt.run.seen
+            located = pipeline.locate_kept(attempt, rank, span, keep) if fresh and (job.span is None or span is not None) else None
             viable = located is not None
             scored = attempt.scored[rank] if attempt.scored else {}
             scores = pipeline.candidate_scores(cand, found.score if found is not None else 1.0, rank, scored)

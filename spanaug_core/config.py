@@ -69,9 +69,9 @@ class PipelineSettings(BaseModel):
         "a score no component gives is an error",
     )
     keep: Literal["include", "align", "drop"] = Field(
-        default="include",
-        description="how kept spans survive: include = positive constraints then exact match; "
-        "align = no constraint, located by the aligner; drop = not carried",
+        default="align",
+        description="how kept spans survive: align = no constraint, located by the aligner; "
+        "include = positive constraints then exact match (slower, often broken text; docs/quality.md); drop = not carried",
     )
     batch_size: int = Field(
         default=16,

@@ -52,7 +52,7 @@ def test_avoid_set_grows_with_each_aligned_phrase() -> None:
 
 
 def test_kept_spans_become_include_constraints_and_are_carried() -> None:
-    pipe = make(iterations=1)
+    pipe = make(iterations=1, keep="include")
     (record,) = list(pipe.run([corroborate()]))
     assert record.constraints.include == ("The panel",)
     target, kept = sorted(record.spans, key=lambda s: s.role, reverse=True)
@@ -260,7 +260,7 @@ class _SamePlaceAligner(DiffAligner):
 
 def test_corpus_tokenization_is_undone_before_paraphrasing() -> None:
     # CoNLL/OntoNotes split hyphenated words; the decoder sees, and must include, "wheel-chair".
-    pipe = make(1, aligner=_SamePlaceAligner(_SamePlaceAligner.Config()))
+    pipe = make(1, aligner=_SamePlaceAligner(_SamePlaceAligner.Config()), keep="include")
     tokens = ("They", "buy", "a", "wheel", "-", "chair", ".")
     example = Example(id="w", tokens=tokens, spans=(Span(start=1, end=2, label="Buy"), Span(start=2, end=6, label="Goods", role="argument")))
     (record,) = pipe.run([example])
