@@ -1,4 +1,4 @@
-"""spanaug plugin framenet: the ``framenet`` dataset and ``spanaug eval framenet-lus`` (registrations only)."""
+"""spanaug plugin framenet: the ``framenet`` dataset, the ``frame-lexicon`` filter and ``spanaug eval framenet-lus`` (registrations only)."""
 
 from typing import Any
 
@@ -10,6 +10,13 @@ def register_datasets(register: Register) -> None:
     from spanaug_framenet.reader import FrameNetReader
 
     register(FrameNetReader)
+
+
+@hookimpl
+def register_filters(register: Register) -> None:
+    from spanaug_framenet.lexicon import FrameLexiconFilter
+
+    register(FrameLexiconFilter)
 
 
 @hookimpl

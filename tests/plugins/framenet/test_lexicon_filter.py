@@ -1,0 +1,56 @@
+"""The frame-lexicon filter against the embedded sample release (Commerce_buy lists buy.v, purchase.v, purchase.n)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from spanaug_framenet.lexicon import FrameLexiconFilter
+from spanaug_framenet.release import SAMPLE
+
+from spanaug_core.errors import DataError
+from spanaug_core.protocols import FilterContext
+from spanaug_core.types import Augmented, Constraints, Example, Span
+
+SOURCE = Example(
+    id="s",
+    tokens=("Maria", "bought", "a", "bike", "."),
+    spans=(Span(start=1, end=2, label="Commerce_buy", role="target", group="1"), Span(start=0, end=1, label="Buyer", role="argument", group="1")),
+)
+
+
+def record(tokens: tuple[str, ...], at: tuple[int, int] | None, label: str = "Commerce_buy") -> Augmented:
+    spans = [Span(start=0, end=1, label="Buyer", role="argument", group="1")]
+    if at is not None:
+        spans.append(Span(start=at[0], end=at[1], label=label, role="target", group="1"))
+    return Augmented(
+        id="s/s0/it1", source_id="s", target=0 if at is not None else None, iteration=1, tokens=tokens,
+        text=" ".join(tokens), spans=tuple(spans), scores={}, constraints=Constraints(),
+    )
+
+
+def check(rec: Augmented, source: Example = SOURCE) -> str | None:
+    flt = FrameLexiconFilter(FrameLexiconFilter.Config(release=SAMPLE))
+    return flt.check(rec, FilterContext(source=source, previous_texts=frozenset()))
+
+
+def test_an_inflected_lexical_unit_of_the_frame_is_kept() -> None:
+    assert check(record(("Maria", "purchased", "a", "bike", "."), (1, 2))) is None
+    assert check(record(("Maria", "made", "a", "purchase", "."), (3, 4))) is None
+
+
+def test_a_word_the_frame_does_not_list_is_dropped_with_the_reason() -> None:
+    assert check(record(("Maria", "acquired", "a", "bike", "."), (1, 2))) == "'acquired' is not a lexical unit of Commerce_buy"
+    # The word must be the trigger: "bike" is no LU although the sentence has "purchased".
+    assert check(record(("Maria", "purchased", "a", "bike", "."), (3, 4))) == "'bike' is not a lexical unit of Commerce_buy"
+
+
+def test_a_frame_the_release_lacks_is_dropped_and_a_whole_sentence_record_is_kept() -> None:
+    other = SOURCE.model_copy(update={"spans": (Span(start=1, end=2, label="Getting", role="target", group="1"), SOURCE.spans[1])})
+    assert check(record(("Maria", "got", "a", "bike", "."), (1, 2), label="Getting"), other) == "the release has no lexical units for frame 'Getting'"
+    assert check(record(("Maria", "bought", "a", "bike", "."), None)) is None
+
+
+def test_a_folder_that_is_no_release_fails_when_the_filter_is_built(tmp_path: Path) -> None:
+    with pytest.raises(DataError, match="expected a FrameNet release folder"):
+        FrameLexiconFilter(FrameLexiconFilter.Config(release=tmp_path))
