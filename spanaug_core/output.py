@@ -151,9 +151,12 @@ class RunStore:
         defaults = {**type(self.config)().fingerprint(), **BEFORE_ADDED}
         changed = sorted(k for k in set(before) | set(now) if before.get(k, defaults.get(k)) != now.get(k))
         if changed:
+            # The values too: a default that changed between versions (keep became "align")
+            # is otherwise a mystery to a user who never set it.
+            what = "; ".join(f"{k}: the run had {before.get(k, defaults.get(k))!r}, now {now.get(k)!r}" for k in changed)
             raise RunStateError(
-                f"cannot resume {self.dir}: the run config differs in {', '.join(changed)} "
-                "(resume with the same settings, or start a new --output)"
+                f"cannot resume {self.dir}: the run config differs in {', '.join(changed)} ({what}); "
+                "resume with the same settings (e.g. --set KEY=VALUE), or start a new --output"
             )
 
     # -- writing --------------------------------------------------------------------

@@ -121,7 +121,7 @@ def test_existing_output_needs_resume(tmp_path, run_registry) -> None:
 
 def test_resume_refuses_a_changed_config(tmp_path, run_registry) -> None:
     execute(config_for(tmp_path), registry=run_registry)
-    with pytest.raises(RunStateError, match="differs in iterations"):
+    with pytest.raises(RunStateError, match="differs in iterations .iterations: the run had 3, now 4.*--set KEY=VALUE"):
         execute(config_for(tmp_path, iterations=4), resume=True, registry=run_registry)
 
 
