@@ -20,8 +20,9 @@ from typing import ClassVar
 from pydantic import Field
 
 from spanaug_core.protocols import ComponentConfig, FilterContext
-from spanaug_core.types import Augmented, Span
+from spanaug_core.types import Augmented
 
+from spanaug_shared.records import rewritten_span
 from spanaug_framenet.ablation import lu_form
 from spanaug_framenet.release import FrameInfo, find_release, frames
 
@@ -58,9 +59,12 @@ class FrameLexiconFilter:
         return self._units[frame]
 
     def check(self, record: Augmented, context: FilterContext) -> str | None:
-        trigger = _rewritten(record, context)
-        if trigger is None:
+        source = context.source
+        if record.target is None or not 0 <= record.target < len(source.spans):
             return None  # a whole-sentence paraphrase (NER) has no trigger to check
+        trigger = rewritten_span(record, (source.spans[record.target].role,))
+        if trigger is None:
+            return None  # not exactly one span of the rewritten role: no trigger to tell
         frame = trigger.label
         units = self.units(frame)
         if not units:
@@ -70,12 +74,3 @@ class FrameLexiconFilter:
             return None
         return f"{words!r} is not a lexical unit of {frame}"
 
-
-def _rewritten(record: Augmented, context: FilterContext) -> Span | None:
-    """The record's copy of the span it rewrote (same label, role, group and attributes)."""
-    source = context.source
-    if record.target is None or not 0 <= record.target < len(source.spans):
-        return None
-    original = source.spans[record.target]
-    key = (original.label, original.role, original.group, original.attrs)
-    return next((sp for sp in record.spans if (sp.label, sp.role, sp.group, sp.attrs) == key), None)
