@@ -35,10 +35,7 @@ def dump(input_path: Path, out: Path, run_args: list[str]) -> None:
         for rank, cand in enumerate(attempt.nbest):
             found = attempt.target[rank] if job.span is not None else None
             span = found.span if found is not None else None
-            # As choose(): a whole-sentence candidate written before (the source itself) is not kept.
-            fresh = job.span is not None or cand.text not in attempt.run.seen
-            located = pipeline.locate_kept(attempt, rank, span, keep) if fresh and (job.span is None or span is not None) else None
-            viable = located is not None
+            viable = pipeline.keepable(attempt, rank, keep)
             scored = attempt.scored[rank] if attempt.scored else {}
             scores = pipeline.candidate_scores(cand, found.score if found is not None else 1.0, rank, scored)
             source = attempt.run.example
@@ -50,10 +47,10 @@ def dump(input_path: Path, out: Path, run_args: list[str]) -> None:
                 "label": source.spans[job.target].label if job.target is not None else None,
                 "text": cand.text,
                 "aligned": " ".join(cand.tokens[span[0] : span[1]]) if span else None,
-                "viable": viable,
+                "viable": viable is not None,
                 # Each kept span as it reads in the source and where it landed, so that
                 # keep=align (the aligner places them) can be judged on them too.
-                "kept": [[sp.text(job.tokens), moved.text(cand.tokens)] for (_, sp), (_, moved) in zip(job.kept, located[0])] if located else [],
+                "kept": [[sp.text(job.tokens), moved.text(cand.tokens)] for (_, sp), (_, moved) in zip(job.kept, viable[2])] if viable else [],
                 "scores": scores,
             })
         return original(attempt, keep, weights)

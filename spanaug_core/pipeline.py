@@ -364,35 +364,46 @@ def rerank_key(scores: dict[str, float], weights: dict[str, float]) -> float:
     return sum(weight * scores[name] for name, weight in weights.items())
 
 
+def keepable(attempt: _Attempt, rank: int, keep: str) -> tuple[tuple[int, int] | None, float, list[tuple[int, Span]]] | None:
+    """Whether a round may keep candidate ``rank``: its target span, that span's score and where
+    its kept spans are; None when it may not.
+
+    A span job's candidate needs the target aligned into it; a whole-sentence job's must not
+    have been produced before (the source itself included), and its score is its weakest
+    kept span's. Either way every kept span must be found (:func:`locate_kept`).
+    """
+    job, cand = attempt.job, attempt.nbest[rank]
+    if job.span is None:
+        if cand.text in attempt.run.seen:
+            return None
+        span, score = None, 1.0
+    else:
+        found = attempt.target[rank]
+        if found is None or found.span is None:
+            return None
+        span, score = found.span, found.score
+    located = locate_kept(attempt, rank, span, keep)
+    if located is None:
+        return None
+    kept, kept_score = located
+    return span, kept_score if job.span is None else score, kept
+
+
 def choose(attempt: _Attempt, keep: str, weights: dict[str, float]) -> tuple[_Choice | None, str]:
     """The candidate an attempt keeps, or None and the reason its job stops (a pure function).
 
-    Among the candidates that keep every kept span (and, for a span job, into which the
-    target aligns; for a whole-sentence job, not produced before), the one whose scores
-    weighted by ``weights`` sum highest, ties going to the decoder's order.
+    Among the :func:`keepable` candidates, the one whose scores weighted by ``weights`` sum
+    highest, ties going to the decoder's order.
     """
     job = attempt.job
     if not attempt.nbest:
         return None, "no-candidates"
     best: tuple[float, _Choice] | None = None
-    aligned_any = False
     for rank, cand in enumerate(attempt.nbest):
-        if job.span is None:
-            if cand.text in attempt.run.seen:
-                continue
-            span, score = None, 1.0
-        else:
-            found = attempt.target[rank]
-            if found is None or found.span is None:
-                continue
-            aligned_any = True
-            span, score = found.span, found.score
-        located = locate_kept(attempt, rank, span, keep)
-        if located is None:
+        viable = keepable(attempt, rank, keep)
+        if viable is None:
             continue
-        kept, kept_score = located
-        if job.span is None:
-            score = kept_score
+        span, score, kept = viable
         scores = candidate_scores(cand, score, rank, attempt.scored[rank] if attempt.scored else {})
         key = rerank_key(scores, weights)
         if best is None or key > best[0]:
@@ -401,6 +412,7 @@ def choose(attempt: _Attempt, keep: str, weights: dict[str, float]) -> tuple[_Ch
         return best[1], ""
     if job.span is None:
         return None, "no-new-candidates"
+    aligned_any = any(found is not None and found.span is not None for found in attempt.target[: len(attempt.nbest)])
     return None, "kept-spans-lost" if aligned_any else "no-alignment"
 
 
