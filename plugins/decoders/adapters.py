@@ -124,6 +124,10 @@ class Adapter(ABC):
         """The model's log-probability of answering ``text`` with ``output`` (then ending), and
         the tokens it counts, end included: what decoding would score ``output`` if it found it."""
 
+    def forced_logprobs(self, pairs: Sequence[tuple[str, str]]) -> list[tuple[float, int]]:
+        """``forced_logprob`` of each (text, output) pair; adapters that can batch them do."""
+        return [self.forced_logprob(text, output) for text, output in pairs]
+
     def _answer_logprob(self, logits: torch.Tensor, answer: Sequence[int]) -> tuple[float, int]:
         """``forced_logprob`` from the logits [len(answer) + 1, V] that predict each answer token
         and then the end (any end token)."""
@@ -202,6 +206,11 @@ class _Seq2SeqSession:
         self.next_input = tokens[:, None]
 
 
+# Pairs scored per forward pass by ChatAdapter.forced_logprobs: the kept logits ([rows, answer
+# length, vocabulary], ~0.6 MB per token and row for Qwen's 152k entries) stay small.
+_FORCED_ROWS = 8
+
+
 class ChatAdapter(Adapter):
     """A decoder-only chat model asked, through its chat template, to paraphrase.
 
@@ -244,19 +253,44 @@ class ChatAdapter(Adapter):
         return _ChatSession(self, share_prefix)
 
     def forced_logprob(self, text: str, output: str) -> tuple[float, int]:
+        return self.forced_logprobs([(text, output)])[0]
+
+    def forced_logprobs(self, pairs: Sequence[tuple[str, str]]) -> list[tuple[float, int]]:
+        """Batched, ``_FORCED_ROWS`` pairs per forward pass. Each row is laid out as decoding
+        lays out a prompt ([prefix, pad..., rest of the prompt, answer]), so every answer
+        ends at the last column and only the last columns' logits are computed."""
+        out: list[tuple[float, int]] = []
+        for start in range(0, len(pairs), _FORCED_ROWS):
+            chunk = pairs[start : start + _FORCED_ROWS]
+            answers = [self.tokenizer(output, add_special_tokens=False)["input_ids"] for _, output in chunk]
+            ids, mask, past = self.encode_prompts([self.prompt_ids(text) + answer for (text, _), answer in zip(chunk, answers)])
+            # Column -1 predicts the end; the len(answer) columns before it, the answer's tokens.
+            keep = max(len(a) for a in answers) + 1
+            logits = _forward(self.model, ids, mask, past, keep).logits
+            out += [self._answer_logprob(row[keep - len(answer) - 1 :], answer) for row, answer in zip(logits, answers)]
+        return out
+
+    def encode_prompts(self, prompts: Sequence[Sequence[int]], share_prefix: bool = True) -> tuple[torch.Tensor, torch.Tensor, Any]:
+        """Token rows ready for one forward pass: ids [n, L] and mask [n, P + L] of ``prompts``
+        left-padded after the prefix ([prefix, pad..., rest]) and the prefix cache for n rows
+        (P = 0 and no cache when ``share_prefix`` is off or a prompt does not start with it)."""
         import torch
 
-        prompt = self.prompt_ids(text)
-        out_ids = self.tokenizer(output, add_special_tokens=False)["input_ids"]
-        prefix = self.prefix_ids
-        # The prompt's constant start is in the prefix cache already (as decoding has it).
-        shared = len(prefix) if prefix and prompt[: len(prefix)] == prefix and len(prompt) > len(prefix) else 0
-        ids = torch.tensor([prompt[shared:] + out_ids], dtype=torch.long, device=self.device)
-        past = _cache(self.prefix_cache()) if shared else None
-        with torch.inference_mode():
-            logits = self.model(input_ids=ids, past_key_values=past, use_cache=past is not None).logits[0]
-        # Row i predicts token i + 1: the answer's tokens follow the prompt's last one.
-        return self._answer_logprob(logits[len(prompt) - shared - 1 :], out_ids)
+        prefix = self.prefix_ids if share_prefix else []
+        if prefix and not all(p[: len(prefix)] == prefix and len(p) > len(prefix) for p in prompts):
+            prefix = []
+        rests = [p[len(prefix) :] for p in prompts]
+        width = max(len(r) for r in rests)
+        ids = torch.full((len(prompts), width), int(self.tokenizer.pad_token_id), dtype=torch.long)
+        mask = torch.zeros(len(prompts), len(prefix) + width, dtype=torch.long)
+        mask[:, : len(prefix)] = 1
+        for i, rest in enumerate(rests):
+            ids[i, width - len(rest) :] = torch.tensor(rest)
+            mask[i, len(prefix) + width - len(rest) :] = 1
+        past = None
+        if prefix:
+            past = _cache([(k.expand(len(prompts), -1, -1, -1), v.expand(len(prompts), -1, -1, -1)) for k, v in self.prefix_cache()])
+        return ids.to(self.device), mask.to(self.device), past
 
     def prompt_ids(self, text: str) -> list[int]:
         """The token ids of one sentence's whole prompt."""
@@ -300,25 +334,10 @@ class _ChatSession:
     def add(self, texts: Sequence[str], copies: int) -> torch.Tensor:
         import torch
 
-        adapter = self.adapter
-        prompts = [adapter.prompt_ids(t) for t in texts]
-        prefix = adapter.prefix_ids if self.share_prefix else []
-        if prefix and not all(p[: len(prefix)] == prefix and len(p) > len(prefix) for p in prompts):
-            prefix = []
-        rests = [p[len(prefix) :] for p in prompts]
-        width = max(len(r) for r in rests)
-        ids = torch.full((len(texts), width), int(adapter.tokenizer.pad_token_id), dtype=torch.long)
-        mask = torch.zeros(len(texts), len(prefix) + width, dtype=torch.long)
-        mask[:, : len(prefix)] = 1
-        for i, rest in enumerate(rests):  # left-padded after the prefix: [prefix, pad..., rest]
-            ids[i, width - len(rest) :] = torch.tensor(rest)
-            mask[i, len(prefix) + width - len(rest) :] = 1
-        ids, mask = ids.to(self.device), mask.to(self.device)
-        past = None
-        if prefix:
-            past = _cache([(k.expand(len(texts), -1, -1, -1), v.expand(len(texts), -1, -1, -1)) for k, v in adapter.prefix_cache()])
+        prompts = [self.adapter.prompt_ids(t) for t in texts]
+        ids, mask, past = self.adapter.encode_prompts(prompts, self.share_prefix)
         logprobs, cache = self._forward(ids, mask, past)
-        self.prefilled += sum(len(r) for r in rests)
+        self.prefilled += int(mask[:, -ids.shape[1] :].sum())
         rows = torch.arange(len(texts), device=self.device).repeat_interleave(copies)
         self._join([(k[rows], v[rows]) for k, v in _layers(cache)], mask[rows])
         return logprobs
@@ -346,17 +365,7 @@ class _ChatSession:
         """Run ``ids`` [H, L] after ``past`` (mask [H, past + L]); last-position log-probabilities and the cache."""
         import torch
 
-        # Positions count real tokens only, as transformers' generate does with left padding.
-        positions = (mask.cumsum(-1) - 1).clamp(min=0)[:, -ids.shape[1] :]
-        with torch.inference_mode():
-            out = self.model(
-                input_ids=ids,
-                attention_mask=mask,
-                position_ids=positions,
-                past_key_values=past,
-                use_cache=True,
-                logits_to_keep=1,
-            )
+        out = _forward(self.model, ids, mask, past, 1)
         return torch.log_softmax(out.logits[:, -1].float(), dim=-1), out.past_key_values
 
     def _join(self, layers: list[tuple[torch.Tensor, torch.Tensor]], mask: torch.Tensor) -> None:
@@ -383,6 +392,17 @@ class _ChatSession:
             ]
         )
         self.mask = torch.cat([pad(self.mask, 1), pad(mask, 1)])
+
+
+def _forward(model: Any, ids: torch.Tensor, mask: torch.Tensor, past: Any, keep: int) -> Any:
+    """A chat model's forward pass over ``ids`` [n, L] after ``past`` (``mask`` [n, past + L],
+    0 marks padding), with logits [n, keep, V] of the last ``keep`` columns only."""
+    import torch
+
+    # Positions count real tokens only, as transformers' generate does with left padding.
+    positions = (mask.cumsum(-1) - 1).clamp(min=0)[:, -ids.shape[1] :]
+    with torch.inference_mode():
+        return model(input_ids=ids, attention_mask=mask, position_ids=positions, past_key_values=past, use_cache=True, logits_to_keep=keep)
 
 
 def _layers(cache: Any) -> list[tuple[torch.Tensor, torch.Tensor]]:
