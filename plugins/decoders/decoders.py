@@ -24,7 +24,10 @@ per-token probabilities, a probability-like value in [0, 1]. ``fluency`` is the
 per-token log-probability minus the source sentence's own when forced as the answer to the
 same prompt: near 0 for a paraphrase the model finds as natural as copying the source,
 well below it for text the constraints forced into awkward places ("...from her neighbor
-from her neighbour"). The source's value is computed once per sentence.
+from her neighbour"). The source's value is computed once per sentence. ``recovery`` (off by
+default) runs the other way: the source's per-token log-probability as the answer to the
+*candidate's* prompt, minus the same baseline. A candidate that dropped a fact ("the deal",
+"on Thursday") leaves the model nothing to recover it from, so it scores far below 0.
 """
 
 from __future__ import annotations
@@ -163,6 +166,12 @@ class HFDecoderConfig(DecoderConfig):
         description="score each candidate's fluency: its per-token log-probability minus the source's (the source "
         "forced as the answer, one extra forward pass per source sentence); the `fluency` filter and rerank read it",
     )
+    recovery: bool = Field(
+        default=False,
+        description="score how well each candidate lets the model recover its source: the source's per-token log-probability "
+        "as the answer to the candidate's prompt, minus its own (one extra forward pass per candidate, batched); catches "
+        "dropped facts; the `recovery` filter and rerank read it",
+    )
     strip_preamble: bool = Field(
         default=True, description="chat models: cut a lead-in such as \"Here's a revised version:\" off an output, then check it"
     )
@@ -222,7 +231,7 @@ class _HFDecoder:
         source_repeats = repeated_ngrams(request.text, n) if n else set()
         # Include phrases the source itself writes twice are the source's, not the decoder's.
         watched = [p for p in constraints.include if not echoes(request.text, p, echo)] if echo is not None else []
-        out: list[Candidate] = []
+        kept: list[tuple[str, tuple[str, ...], dict[str, float]]] = []
         seen: set[str] = set()
         for ids, logprob, length in hyps:
             text = self.adapter.decode(ids)
@@ -249,14 +258,19 @@ class _HFDecoder:
             if any(echoes(text, p, echo) for p in watched):
                 self.stats["echo"] += 1
                 continue
-            if len(out) < nbest:
+            if len(kept) < nbest:
                 norm = logprob / max(length, 1) ** self.config.length_penalty
                 per_token = logprob / max(length, 1)
                 scores = {"logprob": logprob, "norm_logprob": norm, "prob": math.exp(per_token), "length": float(length)}
                 if self.config.fluency:
                     scores["fluency"] = per_token - self._source_logprobs(request.text)
-                out.append(Candidate(text=text, tokens=tuple(tokenize(text)), score=norm, scores=scores, met=met))
-        return out
+                kept.append((text, met, scores))
+        if self.config.recovery and kept:
+            source = self._source_logprobs(request.text)
+            recovered = self.adapter.forced_logprobs([(text, request.text) for text, _, _ in kept])
+            for (_, _, scores), (logprob, length) in zip(kept, recovered, strict=True):
+                scores["recovery"] = logprob / length - source
+        return [Candidate(text=text, tokens=tuple(tokenize(text)), score=scores["norm_logprob"], scores=scores, met=met) for text, met, scores in kept]
 
     def source_logprob(self, text: str) -> float:
         """Per token, the model's log-probability of answering ``text`` with ``text`` itself."""

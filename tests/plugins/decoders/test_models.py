@@ -345,6 +345,36 @@ def test_fluency_is_the_per_token_logprob_against_the_source(prompted):
     assert all("fluency" not in c.scores for c in plain)
 
 
+@pytest.mark.parametrize("which", ["prompted", "llama", "t5"])
+def test_batched_forced_logprobs_equal_one_at_a_time(which, request):
+    adapter = request.getfixturevalue(which)
+    # Prompts and answers of different lengths pad differently in one batch.
+    pairs = [("the cat sat on the mat", "a dog sat"), ("a bird", "the cat sat on the red mat"), ("the dog ran", "")]
+    batched = adapter.forced_logprobs(pairs)
+    for (text, output), (logprob, length) in zip(pairs, batched, strict=True):
+        alone, alone_length = adapter.forced_logprob(text, output)
+        assert length == alone_length
+        assert logprob == pytest.approx(_stepped_logprob(adapter, text, output), abs=1e-4)
+        assert logprob == pytest.approx(alone, abs=1e-4)
+
+
+def test_recovery_is_the_source_recovered_from_the_candidate_against_from_itself(prompted):
+    text = "the cat sat on the mat"
+    decoder = VDBADecoder(VDBADecoder.Config(beam_size=3, max_length=8, dtype="float32", recovery=True), adapter=prompted)
+    (candidates,) = decoder.decode([DecodeRequest(text=text, constraints=Constraints())], nbest=3)
+    source, length = prompted.forced_logprob(text, text)
+    assert candidates
+    for cand in candidates:
+        recovered, recovered_length = prompted.forced_logprob(cand.text, text)
+        assert recovered_length == length
+        assert cand.scores["recovery"] == pytest.approx(recovered / length - source / length, abs=1e-5)
+    (plain,) = VDBADecoder(VDBADecoder.Config(beam_size=3, max_length=8, dtype="float32"), adapter=prompted).decode(
+        [DecodeRequest(text=text, constraints=Constraints())], nbest=3
+    )
+    assert [c.text for c in plain] == [c.text for c in candidates]  # a score only: the search is the same
+    assert all("recovery" not in c.scores for c in plain)
+
+
 def test_few_shot_examples_come_before_the_sentence_and_share_the_prefix(tokenizer):
     plain = tiny_llama(tokenizer, 2, "the small dog saw {text} and")
     shots = ChatAdapter(plain.model, tokenizer, [EOS], system="", prompt=plain.prompt, examples=[("a cat", "a bird"), ("the mat", "a house")])
