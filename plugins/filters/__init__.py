@@ -21,6 +21,7 @@ def register_filters(register: Register) -> None:
         FluencyFilter,
         MaxIterationFilter,
         ParaphraseScoreFilter,
+        RecoveryFilter,
     )
     from spanaug_filters.consistency import LabelConsistencyFilter
     from spanaug_filters.learned import LearnedFilter
@@ -28,7 +29,7 @@ def register_filters(register: Register) -> None:
     from spanaug_filters.similarity import SimilarityFilter
 
     for cls in (MaxIterationFilter, ParaphraseScoreFilter, AlignmentScoreFilter, CopyFilter,
-                SimilarityFilter, NoveltyFilter, LearnedFilter, LabelConsistencyFilter, AdequacyFilter, FluencyFilter, FactsFilter):
+                SimilarityFilter, NoveltyFilter, LearnedFilter, LabelConsistencyFilter, AdequacyFilter, FluencyFilter, RecoveryFilter, FactsFilter):
         register(cls)
 
 

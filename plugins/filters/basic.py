@@ -14,6 +14,7 @@ from typing import ClassVar
 
 from pydantic import Field
 
+from spanaug_core.errors import ConfigError
 from spanaug_core.protocols import ComponentConfig, FilterContext
 from spanaug_core.text import normalize
 from spanaug_core.types import Augmented
@@ -41,9 +42,14 @@ class MaxIterationFilter:
 
 
 class _ScoreFilter:
-    """Keep records whose ``scores[key]`` is at least ``min_score``."""
+    """Keep records whose ``scores[key]`` is at least ``min_score``.
+
+    A score that a decoder option turns on (``setting``) and the run did not is an error,
+    not a rejection: otherwise every record would be dropped for a missing score.
+    """
 
     key: ClassVar[str]
+    setting: ClassVar[str | None] = None
 
     class Config(ComponentConfig):
         min_score: float = Field(description="smallest score kept")
@@ -54,6 +60,11 @@ class _ScoreFilter:
     def check(self, record: Augmented, context: FilterContext) -> str | None:
         value = record.scores.get(self.key)
         if value is None:
+            if self.setting is not None:
+                raise ConfigError(
+                    f"filter '{self.name}' reads the score '{self.key}', which this run's decoder does not give: "  # type: ignore[attr-defined]
+                    f"add --set {self.setting}=true"
+                )
             return f"no '{self.key}' score"
         if value < self.config.min_score:
             return f"{self.key} score {value:.4g} < {self.config.min_score:g}"
@@ -85,11 +96,31 @@ class FluencyFilter(_ScoreFilter):
 
     name: ClassVar[str] = "fluency"
     key: ClassVar[str] = "paraphrase_fluency"
+    setting: ClassVar[str | None] = "decoder.fluency"
 
     class Config(ComponentConfig):
         min_score: float = Field(
             default=-0.35,
             description="smallest paraphrase_fluency kept (0: as likely per token as the source; -0.35 was chosen on judged dev outputs)",
+        )
+
+
+class RecoveryFilter(_ScoreFilter):
+    """Keep records from which the paraphrase model recovers the source nearly as well as from the source itself.
+
+    Reads the decoder's ``recovery`` score (``--set decoder.recovery=true``): a paraphrase
+    that dropped or changed a fact scores far below 0 (docs/quality.md).
+    """
+
+    name: ClassVar[str] = "recovery"
+    key: ClassVar[str] = "paraphrase_recovery"
+    setting: ClassVar[str | None] = "decoder.recovery"
+
+    class Config(ComponentConfig):
+        min_score: float = Field(
+            default=-0.5,
+            description="smallest paraphrase_recovery kept (0: the source as likely from the paraphrase as from itself; "
+            "-0.5 was chosen on judged dev candidates)",
         )
 
 

@@ -9,7 +9,16 @@ from spanaug_core.errors import ConfigError, SpanaugError
 from spanaug_core.plugins import build
 from spanaug_core.protocols import FilterContext
 from spanaug_core.types import Augmented, Constraints, Example, Span
-from spanaug_filters.basic import AlignmentScoreFilter, CopyFilter, FactsFilter, MaxIterationFilter, ParaphraseScoreFilter, facts
+from spanaug_filters.basic import (
+    AlignmentScoreFilter,
+    CopyFilter,
+    FactsFilter,
+    FluencyFilter,
+    MaxIterationFilter,
+    ParaphraseScoreFilter,
+    RecoveryFilter,
+    facts,
+)
 from spanaug_filters.novelty import NoveltyFilter, ngram_overlap
 from spanaug_filters.similarity import SimilarityFilter
 
@@ -40,6 +49,17 @@ def test_score_thresholds() -> None:
     align = AlignmentScoreFilter(AlignmentScoreFilter.Config())
     assert align.check(record("a", alignment=0.49), ctx()) == "alignment score 0.49 < 0.5"
     assert align.check(record("a"), ctx()) is None
+
+
+def test_recovery_threshold_and_a_score_the_decoder_was_not_asked_for() -> None:
+    recovery = RecoveryFilter(RecoveryFilter.Config())
+    assert recovery.check(record("a", paraphrase_recovery=-0.2), ctx()) is None
+    assert recovery.check(record("a", paraphrase_recovery=-1.5), ctx()) == "paraphrase_recovery score -1.5 < -0.5"
+    # Without the decoder's score every record would be dropped: say how to turn it on instead.
+    with pytest.raises(ConfigError, match=r"filter 'recovery' reads the score 'paraphrase_recovery'.*--set decoder.recovery=true"):
+        recovery.check(record("a"), ctx())
+    with pytest.raises(ConfigError, match=r"--set decoder.fluency=true"):
+        FluencyFilter(FluencyFilter.Config()).check(record("a"), ctx())
 
 
 def test_copy() -> None:
