@@ -10,6 +10,8 @@ pipeline's default comes from (docs/quality.md).
 
     .venv/bin/python bench/candidates.py dump --input dev.jsonl --out dev-candidates.jsonl -- --iterations 1 --beam 4 --top-m 4
     .venv/bin/python bench/candidates.py fit dev-candidates.jsonl dev-judgments.jsonl
+
+A dump made with ``--set decoder.recovery=true`` adds ``paraphrase_recovery`` to the grid.
 """
 
 from __future__ import annotations
@@ -80,6 +82,8 @@ def fit(candidates: Path, judgments: Path) -> None:
           f"{sum(ok[c['key']] for cs in judged.values() for c in cs)} acceptable)")
     best_possible = sum(any(ok[c["key"]] for c in cs) for cs in judged.values())
     grid = {"alignment": (0.0, 1.0), "adequacy": (0.0, 0.5, 1.0, 2.0, 4.0), "paraphrase_fluency": (0.0, 0.25, 0.5, 1.0, 2.0)}
+    if all("paraphrase_recovery" in c["scores"] for cands in judged.values() for c in cands):  # a dump with decoder.recovery=true
+        grid["paraphrase_recovery"] = (0.0, 0.5, 1.0, 2.0)
     results = []
     for values in itertools.product(*grid.values()):
         weights = {k: v for k, v in zip(grid, values) if v}
@@ -97,6 +101,8 @@ def fit(candidates: Path, judgments: Path) -> None:
         print(f"{kept:3d} of {len(judged)}  {weights}")
     baseline = next(k for k, w in results if w == {"alignment": 1.0})
     print(f"{baseline:3d} of {len(judged)}  alignment alone (the paper's rule)")
+    readme = next(k for k, w in results if w == {"alignment": 1.0, "adequacy": 1.0, "paraphrase_fluency": 1.0})
+    print(f"{readme:3d} of {len(judged)}  alignment + adequacy + paraphrase_fluency, equal weights (the README's)")
 
 
 def main() -> None:
