@@ -62,8 +62,8 @@ class _ScoreFilter:
         if value is None:
             if self.setting is not None:
                 raise ConfigError(
-                    f"filter '{self.name}' reads the score '{self.key}', which this run's decoder does not give: "  # type: ignore[attr-defined]
-                    f"add --set {self.setting}=true"
+                    f"filter '{self.name}' reads the score '{self.key}', which this run's decoder did not give "  # type: ignore[attr-defined]
+                    f"(vdba and hf-beam give it with --set {self.setting}=true)"
                 )
             return f"no '{self.key}' score"
         if value < self.config.min_score:

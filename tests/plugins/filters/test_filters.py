@@ -56,7 +56,7 @@ def test_recovery_threshold_and_a_score_the_decoder_was_not_asked_for() -> None:
     assert recovery.check(record("a", paraphrase_recovery=-0.2), ctx()) is None
     assert recovery.check(record("a", paraphrase_recovery=-1.5), ctx()) == "paraphrase_recovery score -1.5 < -0.5"
     # Without the decoder's score every record would be dropped: say how to turn it on instead.
-    with pytest.raises(ConfigError, match=r"filter 'recovery' reads the score 'paraphrase_recovery'.*--set decoder.recovery=true"):
+    with pytest.raises(ConfigError, match=r"filter 'recovery' reads the score 'paraphrase_recovery'.*with --set decoder.recovery=true"):
         recovery.check(record("a"), ctx())
     with pytest.raises(ConfigError, match=r"--set decoder.fluency=true"):
         FluencyFilter(FluencyFilter.Config()).check(record("a"), ctx())
