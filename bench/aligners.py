@@ -17,10 +17,12 @@ from __future__ import annotations
 import argparse
 import json
 import platform
-import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import torch
+from timing import best_of
 
 from spanaug_aligners.metrics import evaluate
 from spanaug_aligners.pairs import read_pairs
@@ -50,13 +52,12 @@ def main() -> None:
         aligners.append((spec, create("aligner", name, **options)))
     for _, aligner in aligners:
         aligner.align(items[:64])
-    best = {spec: float("inf") for spec, _ in aligners}
     results = {}
-    for _ in range(args.repeats):
-        for spec, aligner in aligners:
-            start = time.perf_counter()
-            results[spec] = aligner.align(items)
-            best[spec] = min(best[spec], time.perf_counter() - start)
+
+    def align(spec: str, aligner: Any) -> Callable[[], object]:
+        return lambda: results.__setitem__(spec, aligner.align(items))
+
+    best = best_of(args.repeats, {spec: align(spec, aligner) for spec, aligner in aligners}, warm_up=False)
     f1 = {}
     for spec, aligned in results.items():
         scores = evaluate((r.span, p.gold_span, p.kind) for r, p in zip(aligned, pairs))

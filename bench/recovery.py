@@ -14,27 +14,14 @@ from __future__ import annotations
 
 import argparse
 import platform
-import time
 from collections.abc import Callable
 
 import torch
 from decoder import SENTENCES
+from timing import best_of
 
 from spanaug_core.plugins import create
 from spanaug_core.types import Constraints, DecodeRequest
-
-
-def best_of(rounds: int, runs: dict[str, Callable[[], object]]) -> dict[str, float]:
-    """Seconds of each run, the best of ``rounds`` taken in turns (after one untimed warm-up each)."""
-    for run in runs.values():
-        run()
-    best = dict.fromkeys(runs, float("inf"))
-    for _ in range(rounds):
-        for name, run in runs.items():
-            start = time.perf_counter()
-            run()
-            best[name] = min(best[name], time.perf_counter() - start)
-    return best
 
 
 def main() -> None:
