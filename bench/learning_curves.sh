@@ -35,10 +35,10 @@ FN=src/framenet15/fndata-1.5
   $S convert --dataset framenet --input $FN --set source=fulltext --set split=test --to jsonl --output fn-test.jsonl; }
 
 # --- augmentation: one iteration, beam 4, top 4 (Qwen2.5-Coder-1.5B-Instruct, shipped bert-span head) ---
-# Commits every 10 examples, so a run stopped with Ctrl-C keeps whole chunks and --resume goes on.
+# The run commits its output every commit_every_s (30 s), so Ctrl-C keeps what is finished and --resume goes on.
 augment() {
   $S run --dataset jsonl --input "$1" --decoder vdba --model qwen2.5-coder-1.5b-instruct --aligner bert-span \
-    --iterations 1 --beam 4 --top-m 4 --set chunk_size=10 --output "$2" --resume "${@:3}"
+    --iterations 1 --beam 4 --top-m 4 --output "$2" --resume "${@:3}"
 }
 # The figures in docs/experiments.md: NER on all 250 pool sentences; SRL on the pool's first 13
 # sentences and FrameNet on its first 40 (what 2 cores decoded in the session's time).
