@@ -42,7 +42,7 @@ augment() {
 }
 # The figures in docs/experiments.md: NER on all 250 pool sentences; SRL on the pool's first 13
 # sentences and FrameNet on its first 40 (what 2 cores decoded in the session's time).
-augment ner-pool.jsonl run-ner
+augment ner-pool.jsonl run-ner --set decoder.recovery=true   # the recovery score, for the filtered curve
 augment srl-pool.jsonl run-srl --limit 13
 augment fn-pool.jsonl run-fn --limit 40
 head -13 srl-pool.jsonl > srl-pool13.jsonl
@@ -57,7 +57,9 @@ curve() { $S experiment learning-curve --dataset jsonl --no-progress "$@"; }
 curve --trainer ner --train ner-pool.jsonl --dev ner-dev200.jsonl --test ner-test.jsonl --augmented run-ner \
   --conditions gold,augmented --fractions 0.1,0.5,1 --seeds 3 $TRAIN --out curve-ner
 curve --trainer ner --train ner-pool.jsonl --dev ner-dev200.jsonl --test ner-test.jsonl --augmented run-ner \
-  --conditions augmented --filter similarity --filter novelty --fractions 0.1,0.5,1 --seeds 3 $TRAIN --out curve-ner-filtered
+  --conditions augmented --filter adequacy --filter fluency --filter facts --fractions 0.1,0.5,1 --seeds 3 $TRAIN --out curve-ner-readme
+curve --trainer ner --train ner-pool.jsonl --dev ner-dev200.jsonl --test ner-test.jsonl --augmented run-ner \
+  --conditions augmented --filter recovery --fractions 0.1,0.5,1 --seeds 3 $TRAIN --out curve-ner-recovery
 curve --trainer srl --train srl-pool13.jsonl --dev srl-dev.jsonl --test srl-test.jsonl --augmented run-srl \
   --conditions gold,augmented,lexsub --fractions 0.5,1 --seeds 3 $TRAIN --out curve-srl
 curve --trainer srl --train srl-pool13.jsonl --dev srl-dev.jsonl --test srl-test.jsonl --augmented run-srl \
