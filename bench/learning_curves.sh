@@ -68,3 +68,6 @@ curve --trainer srl --train srl-pool13.jsonl --dev srl-dev.jsonl --test srl-test
 curve --trainer frame-id --train fn-pool40.jsonl --dev fn-dev100.jsonl --test fn-test.jsonl --augmented run-fn \
   --conditions gold,augmented,lexsub --fractions 0.5,1 --seeds 2 \
   --set trainer.epochs=60 --set trainer.patience=10 --set trainer.min_epochs=30 --set trainer.batch_size=4 --out curve-fn
+curve --trainer frame-id --train fn-pool40.jsonl --dev fn-dev100.jsonl --test fn-test.jsonl --augmented run-fn \
+  --conditions augmented --filter adequacy --filter fluency --filter facts --fractions 0.5,1 --seeds 2 \
+  --set trainer.epochs=60 --set trainer.patience=10 --set trainer.min_epochs=30 --set trainer.batch_size=4 --out curve-fn-readme
