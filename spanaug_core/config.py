@@ -73,6 +73,11 @@ class PipelineSettings(BaseModel):
         description="how kept spans survive: align = no constraint, located by the aligner; "
         "include = positive constraints then exact match (slower, often broken text; docs/quality.md); drop = not carried",
     )
+    keep_copies: bool = Field(
+        default=True,
+        description="keep = align: a kept span the aligner does not place is kept where the paraphrase copies it word for word, "
+        "if it does so once (bert-span cannot place a span more than max_span + k words long, such as a clausal frame element)",
+    )
     batch_size: int = Field(
         default=16,
         ge=1,
@@ -83,7 +88,7 @@ class PipelineSettings(BaseModel):
 
 # Settings added after runs could already be resumed, with the value that reproduces what a
 # run started before them did (a resumed run must go on as it began).
-BEFORE_ADDED: dict[str, Any] = {"avoid_words": False, "rerank": {"alignment": 1.0}, "min_words": 0}
+BEFORE_ADDED: dict[str, Any] = {"avoid_words": False, "rerank": {"alignment": 1.0}, "min_words": 0, "keep_copies": False}
 
 
 class RunConfig(PipelineSettings):

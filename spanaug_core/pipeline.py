@@ -311,38 +311,50 @@ class _Choice:
 
 
 def locate_kept(
-    attempt: _Attempt, rank: int, target_span: tuple[int, int] | None, keep: str
+    attempt: _Attempt, rank: int, target_span: tuple[int, int] | None, keep: str, copies: bool = False
 ) -> tuple[list[tuple[int, Span]], float] | None:
     """Where each kept span is in candidate ``rank`` (and the weakest score), or None if one is lost.
 
-    ``keep="align"`` takes the aligner's answers; otherwise a kept span must appear word
-    for word (case folded if need be), clear of the target and of the other kept spans.
+    ``keep="align"`` takes the aligner's answers and, with ``copies``, the one place where
+    the candidate copies a span the aligner did not place; otherwise a kept span must
+    appear word for word (case folded if need be), clear of the target and of the other
+    kept spans.
     """
     job, cand = attempt.job, attempt.nbest[rank]
     taken: list[tuple[int, int]] = [target_span] if target_span else []
     located: list[tuple[int, Span]] = []
     weakest = 1.0
     for idx, sp in job.kept:
+        where, score = None, 1.0
         if keep == "align":
             found = attempt.kept[(rank, idx)]
-            where, score = found.span, found.score
-            if where is not None and any(_overlaps(where, t) for t in taken):
-                where = None
+            if found.span is not None and not any(_overlaps(found.span, t) for t in taken):
+                where, score = found.span, found.score
+            elif copies:
+                # An aligner cannot answer for every span (bert-span scores no candidate longer
+                # than max_span + k words), but a copied span needs no aligner; one that occurs
+                # twice could be either, so it stays lost.
+                where = find_copy(cand.tokens, tokenize(sp.text(job.tokens)), taken, unique=True)
         else:
             # The include phrase as the decoder saw it, tokenized as the candidate was: a
             # corpus token spanaug splits ("F-16" in CoNLL-2003) comes back as "F - 16".
-            phrase = tokenize(sp.text(job.tokens))
-            where, score = None, 1.0
-            for fold in (False, True):
-                where = next((m for m in find_all(cand.tokens, phrase, case_sensitive=not fold) if not any(_overlaps(m, t) for t in taken)), None)
-                if where is not None:
-                    break
+            where = find_copy(cand.tokens, tokenize(sp.text(job.tokens)), taken, unique=False)
         if where is None:
             return None
         taken.append(where)
         located.append((idx, sp.moved(*where)))
         weakest = min(weakest, score)
     return located, weakest
+
+
+def find_copy(tokens: Sequence[str], phrase: Sequence[str], taken: Sequence[tuple[int, int]], unique: bool) -> tuple[int, int] | None:
+    """Where ``phrase`` occurs word for word in ``tokens`` clear of ``taken``: in its own case
+    if it does, else case folded; the first such place, or with ``unique`` the only one."""
+    for fold in (False, True):
+        places = [m for m in find_all(tokens, phrase, case_sensitive=not fold) if not any(_overlaps(m, t) for t in taken)]
+        if places:
+            return places[0] if not unique or len(places) == 1 else None
+    return None
 
 
 def candidate_scores(candidate: Candidate, alignment: float, rank: int, scored: dict[str, float]) -> dict[str, float]:
@@ -364,7 +376,9 @@ def rerank_key(scores: dict[str, float], weights: dict[str, float]) -> float:
     return sum(weight * scores[name] for name, weight in weights.items())
 
 
-def keepable(attempt: _Attempt, rank: int, keep: str) -> tuple[tuple[int, int] | None, float, list[tuple[int, Span]]] | None:
+def keepable(
+    attempt: _Attempt, rank: int, keep: str, copies: bool = False
+) -> tuple[tuple[int, int] | None, float, list[tuple[int, Span]]] | None:
     """Whether a round may keep candidate ``rank``: its target span, that span's score and where
     its kept spans are; None when it may not.
 
@@ -382,14 +396,14 @@ def keepable(attempt: _Attempt, rank: int, keep: str) -> tuple[tuple[int, int] |
         if found is None or found.span is None:
             return None
         span, score = found.span, found.score
-    located = locate_kept(attempt, rank, span, keep)
+    located = locate_kept(attempt, rank, span, keep, copies)
     if located is None:
         return None
     kept, kept_score = located
     return span, kept_score if job.span is None else score, kept
 
 
-def choose(attempt: _Attempt, keep: str, weights: dict[str, float]) -> tuple[_Choice | None, str]:
+def choose(attempt: _Attempt, keep: str, weights: dict[str, float], copies: bool = False) -> tuple[_Choice | None, str]:
     """The candidate an attempt keeps, or None and the reason its job stops (a pure function).
 
     Among the :func:`keepable` candidates, the one whose scores weighted by ``weights`` sum
@@ -400,7 +414,7 @@ def choose(attempt: _Attempt, keep: str, weights: dict[str, float]) -> tuple[_Ch
         return None, "no-candidates"
     best: tuple[float, _Choice] | None = None
     for rank, cand in enumerate(attempt.nbest):
-        viable = keepable(attempt, rank, keep)
+        viable = keepable(attempt, rank, keep, copies)
         if viable is None:
             continue
         span, score, kept = viable
@@ -761,7 +775,7 @@ class Pipeline:
     def _advance(self, attempt: _Attempt) -> list[Augmented | Rejection]:
         """The outcomes of one attempt; updates the job (avoid set, stop, chained sentence)."""
         job, example = attempt.job, attempt.run.example
-        choice, why = choose(attempt, self.settings.keep, self.settings.rerank)
+        choice, why = choose(attempt, self.settings.keep, self.settings.rerank, self.settings.keep_copies)
         if choice is None:
             job.stopped = why
             self.stats.stopped[why] += 1

@@ -335,3 +335,34 @@ def test_score_lines_and_tables_are_not_paraphrased() -> None:
     sentence = Example(id="n", tokens=("Ann", "will", "buy", "it", "quickly", "."), spans=(Span(start=0, end=1, label="PER", role="entity"),))
     assert len(list(make(iterations=1, rewrite_roles=[], min_words=4).run([sentence]))) == 1  # will, buy, it, quickly
     assert list(make(iterations=1, rewrite_roles=[], min_words=5).run([sentence])) == []
+
+
+class _NoLongSpanAligner(_SamePlaceAligner):
+    """Places one-word spans as _SamePlaceAligner does and nothing longer (as bert-span cannot place a long span)."""
+
+    def align(self, items):
+        from spanaug_core.types import Alignment
+
+        answers = super().align(items)
+        return [a if it.source_span[1] - it.source_span[0] == 1 else Alignment(span=None, score=0.0) for it, a in zip(items, answers)]
+
+
+class _TwiceDecoder(_ListedDecoder):
+    TEXTS = ("The panel will confirm it , The panel said .",)
+
+
+@pytest.mark.parametrize("copies", [True, False])
+def test_keep_align_keeps_a_copied_span_the_aligner_does_not_place(copies: bool) -> None:
+    pipe = make(1, aligner=_NoLongSpanAligner(_NoLongSpanAligner.Config()), keep="align", keep_copies=copies)
+    records = list(pipe.run([corroborate()]))
+    if copies:
+        (record,) = records
+        assert record.text == "The panel will confirm it."
+        assert {(s.start, s.end, s.role) for s in record.spans} == {(3, 4, "target"), (0, 2, "argument")}
+    else:
+        assert records == [] and pipe.stats.stopped == {"kept-spans-lost": 1}
+
+
+def test_keep_align_leaves_a_span_copied_twice_lost() -> None:
+    pipe = make(1, decoder=_TwiceDecoder(_TwiceDecoder.Config()), aligner=_NoLongSpanAligner(_NoLongSpanAligner.Config()), keep="align")
+    assert list(pipe.run([corroborate()])) == [] and pipe.stats.stopped == {"kept-spans-lost": 1}
