@@ -32,7 +32,7 @@ def dump(input_path: Path, out: Path, run_args: list[str]) -> None:
     rows: list[dict[str, Any]] = []
     original = pipeline.choose
 
-    def recording(attempt: Any, keep: str, weights: dict[str, float], copies: bool = False) -> Any:
+    def recording(attempt: Any, keep: str, weights: dict[str, float], copies: bool) -> Any:
         job = attempt.job
         for rank, cand in enumerate(attempt.nbest):
             found = attempt.target[rank] if job.span is not None else None

@@ -311,7 +311,7 @@ class _Choice:
 
 
 def locate_kept(
-    attempt: _Attempt, rank: int, target_span: tuple[int, int] | None, keep: str, copies: bool = False
+    attempt: _Attempt, rank: int, target_span: tuple[int, int] | None, keep: str, copies: bool
 ) -> tuple[list[tuple[int, Span]], float] | None:
     """Where each kept span is in candidate ``rank`` (and the weakest score), or None if one is lost.
 
@@ -377,7 +377,7 @@ def rerank_key(scores: dict[str, float], weights: dict[str, float]) -> float:
 
 
 def keepable(
-    attempt: _Attempt, rank: int, keep: str, copies: bool = False
+    attempt: _Attempt, rank: int, keep: str, copies: bool
 ) -> tuple[tuple[int, int] | None, float, list[tuple[int, Span]]] | None:
     """Whether a round may keep candidate ``rank``: its target span, that span's score and where
     its kept spans are; None when it may not.
@@ -403,7 +403,7 @@ def keepable(
     return span, kept_score if job.span is None else score, kept
 
 
-def choose(attempt: _Attempt, keep: str, weights: dict[str, float], copies: bool = False) -> tuple[_Choice | None, str]:
+def choose(attempt: _Attempt, keep: str, weights: dict[str, float], copies: bool) -> tuple[_Choice | None, str]:
     """The candidate an attempt keeps, or None and the reason its job stops (a pure function).
 
     Among the :func:`keepable` candidates, the one whose scores weighted by ``weights`` sum
