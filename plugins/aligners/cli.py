@@ -107,12 +107,20 @@ def align_command(name: str, input_path: Path, output: Path, sets: tuple[str, ..
 @click.argument("inputs", nargs=-1, required=True, type=EXISTING)
 @click.option("--format", "fmt", type=click.Choice(["multimwa", "jacana-json"]), required=True)
 @click.option("--output", required=True, type=PATH, help="span-alignment JSONL to write")
-@click.option("--max-len", default=3, show_default=True, help="longest source span")
+@click.option("--max-len", default=3, show_default=True, type=click.IntRange(min=1), help="longest source span")
+@click.option("--min-len", default=1, show_default=True, type=click.IntRange(min=1), help="shortest source span")
 @click.option("--max-per-pair", type=int, help="keep a seeded sample of at most N items per sentence pair")
 @click.option("--seed", default=0, show_default=True)
 @overwrite_option
 def convert_word_alignments(
-    inputs: tuple[Path, ...], fmt: str, output: Path, max_len: int, max_per_pair: int | None, seed: int, overwrite: bool
+    inputs: tuple[Path, ...],
+    fmt: str,
+    output: Path,
+    max_len: int,
+    min_len: int,
+    max_per_pair: int | None,
+    seed: int,
+    overwrite: bool,
 ) -> None:
     """Derive span-alignment items from word-alignment gold (MultiMWA TSV, jacana JSON)."""
     from collections import Counter
@@ -120,8 +128,10 @@ def convert_word_alignments(
     from spanaug_aligners.convert import convert, read_word_alignments
     from spanaug_aligners.pairs import write_pairs
 
+    if min_len > max_len:
+        raise click.BadParameter(f"{min_len} is longer than --max-len {max_len}", param_hint="--min-len")
     kinds: Counter[str] = Counter()
-    items = (p for path in inputs for p in convert(read_word_alignments(path, fmt), max_len, max_per_pair, seed))
+    items = (p for path in inputs for p in convert(read_word_alignments(path, fmt), max_len, max_per_pair, seed, min_len))
     with atomic_output(output, overwrite) as partial:
         count = write_pairs(_counted(items, kinds), partial)
     note(f"wrote {count} items to {output} ({', '.join(f'{k} {v}' for k, v in sorted(kinds.items()))})")

@@ -1,6 +1,7 @@
 """Turn word-alignment gold (MultiMWA TSV, jacana JSON) into span-alignment items.
 
-A word-aligned sentence pair yields one item per source span of 1-3 tokens that contains
+A word-aligned sentence pair yields one item per source span of 1-3 tokens (other lengths
+on request: long spans test what happens to a clause or a long argument) that contains
 a content word and neither starts nor ends on punctuation. Its gold is the tight target
 span over the target tokens linked to the span's tokens, kept only when the pair is
 *consistent* (no link from inside that target span leaves the source span — the phrase
@@ -137,10 +138,10 @@ def gold_for(pair: WordAligned, start: int, end: int) -> tuple[bool, tuple[int, 
     return consistent, ((t0, t1) if consistent else None)
 
 
-def span_pairs(pair: WordAligned, max_len: int = 3) -> Iterator[SpanPair]:
+def span_pairs(pair: WordAligned, max_len: int = 3, min_len: int = 1) -> Iterator[SpanPair]:
     """The span-alignment items one word-aligned pair yields (see the module docstring)."""
     for start in range(len(pair.source)):
-        for end in range(start + 1, min(start + max_len, len(pair.source)) + 1):
+        for end in range(start + min_len, min(start + max_len, len(pair.source)) + 1):
             toks = pair.source[start:end]
             if not (is_word(toks[0]) and is_word(toks[-1])):
                 continue
@@ -163,11 +164,11 @@ def span_pairs(pair: WordAligned, max_len: int = 3) -> Iterator[SpanPair]:
 
 
 def convert(
-    pairs: Iterable[WordAligned], max_len: int = 3, max_per_pair: int | None = None, seed: int = 0
+    pairs: Iterable[WordAligned], max_len: int = 3, max_per_pair: int | None = None, seed: int = 0, min_len: int = 1
 ) -> Iterator[SpanPair]:
-    """Span items of every pair; ``max_per_pair`` keeps a seeded random sample per pair."""
+    """Span items of every pair, ``min_len`` to ``max_len`` tokens; ``max_per_pair`` keeps a seeded random sample per pair."""
     for pair in pairs:
-        items = list(span_pairs(pair, max_len))
+        items = list(span_pairs(pair, max_len, min_len))
         if max_per_pair is not None and len(items) > max_per_pair:
             # A string seed hashes deterministically, so a pair's sample never depends on the others.
             keep = sorted(random.Random(f"{seed}:{pair.id}").sample(range(len(items)), max_per_pair))

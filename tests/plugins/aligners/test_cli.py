@@ -55,3 +55,8 @@ def test_convert_word_alignments(spanaug, tmp_path):
     items = {tuple(json.loads(x)["source_span"]): json.loads(x) for x in out.read_text().splitlines()}
     assert items[(2, 3)]["gold_span"] == [2, 3] and items[(2, 3)]["kind"] == "paraphrased"
     assert items[(1, 2)]["kind"] == "identical"
+    long = tmp_path / "long.jsonl"
+    assert spanaug("convert", "word-alignments", "--format", "multimwa", tsv, "--output", long, "--min-len", "4", "--max-len", "5") == 0
+    spans = sorted(tuple(json.loads(x)["source_span"]) for x in long.read_text().splitlines())
+    assert spans == [(0, 4), (0, 5), (1, 5)]
+    assert spanaug("convert", "word-alignments", "--format", "multimwa", tsv, "--output", long, "--overwrite", "--min-len", "4") == 2
