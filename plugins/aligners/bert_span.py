@@ -5,13 +5,19 @@ scores every candidate span of S' against the source span; the argmax wins unles
 score is under the threshold (by default the one tuned on dev when the head was trained).
 The head folder names the encoder it was trained with. A default head, trained only on
 data the project generated itself (``spanaug make-align-data``), ships in ``heads/default``.
+
+A source span longer than any the head was trained on (the shipped head: 3 words) goes to
+simalign's word links instead, computed with the same encoder: a head that has only seen
+short spans reads a long one's length features as nothing it knows, and its candidates stop
+at ``max_span`` + ``k`` words, so a clausal frame element or argument could never be placed.
+On MultiMWA train the head wins up to 3 words and simalign from 4 on (docs/benchmarks.md).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from pydantic import Field
 
@@ -19,7 +25,11 @@ from spanaug_core.protocols import AlignerConfig
 from spanaug_core.types import AlignItem, Alignment
 
 from spanaug_shared.encoder import Encoder
+from spanaug_aligners.simalign import SimAlignAligner
 from spanaug_aligners.spans import encode_items, to_alignment
+
+if TYPE_CHECKING:
+    from spanaug_aligners.head import SpanScorer
 
 DEFAULT_HEAD = Path(__file__).resolve().parent / "heads" / "default"
 
@@ -38,24 +48,59 @@ class BertSpanAligner:
         top_k: int = Field(default=5, ge=1, description="candidates reported per item")
         batch_size: int = Field(default=32, ge=1, description="sentence pairs per encoder batch")
         device: str = Field(default="cpu", description="torch device")
+        simalign_over: int | None = Field(
+            default=None,
+            ge=1,
+            description="source spans longer than this many words go to simalign (default: the longest span "
+            "the head was trained on, 3 for the shipped head; a head that does not record it answers every span)",
+        )
+        simalign_threshold: float = Field(
+            default=0.3,
+            ge=0.0,
+            le=1.0,
+            description="a span handed to simalign gets None under this score (0.3: best exact F1 on long spans of "
+            "MultiMWA train, and an answer for under 1% of spans deleted from the target; docs/aligners.md)",
+        )
 
     def __init__(self, config: Config) -> None:
         self.config = config
-        self._loaded: tuple[object, Encoder] | None = None
+        self._loaded: tuple[SpanScorer, Encoder, SimAlignAligner] | None = None
 
-    def _load(self) -> tuple[object, Encoder]:
+    def _load(self) -> tuple[SpanScorer, Encoder, SimAlignAligner]:
         if self._loaded is None:
             from spanaug_aligners.head import load_head
 
             model = load_head(Path(self.config.head) if self.config.head else DEFAULT_HEAD, self.config.device)
-            encoder = Encoder(self.config.encoder or model.config.encoder, device=self.config.device)
-            self._loaded = (model, encoder)
+            name = self.config.encoder or model.config.encoder
+            encoder = Encoder(name, device=self.config.device)
+            zero_shot = SimAlignAligner(
+                SimAlignAligner.Config(
+                    encoder=name,
+                    threshold=self.config.simalign_threshold,
+                    batch_size=self.config.batch_size,
+                    device=self.config.device,
+                ),
+                encoder,
+            )
+            self._loaded = (model, encoder, zero_shot)
         return self._loaded
 
     def align(self, items: Sequence[AlignItem]) -> list[Alignment]:
+        model, encoder, zero_shot = self._load()
+        longest = self.config.simalign_over or model.config.longest_span
+        long = [i for i, it in enumerate(items) if longest is not None and it.source_span[1] - it.source_span[0] > longest]
+        if not long:
+            return self._align_with_head(model, encoder, items)
+        found = dict(zip(long, zero_shot.align([items[i] for i in long])))
+        short = [i for i in range(len(items)) if i not in found]
+        found.update(zip(short, self._align_with_head(model, encoder, [items[i] for i in short])))
+        return [found[i] for i in range(len(items))]
+
+    def _align_with_head(self, model: SpanScorer, encoder: Encoder, items: Sequence[AlignItem]) -> list[Alignment]:
         from spanaug_aligners.head import links_of_items, score_items
 
-        model, encoder = self._load()
+        if not items:
+            return []
         threshold = self.config.threshold if self.config.threshold is not None else model.config.threshold
         vectors = encode_items(encoder, items, joint=True, batch_size=self.config.batch_size)
         inputs = [(src, tgt, it.source_span) for it, (src, tgt) in zip(items, vectors)]

@@ -46,13 +46,19 @@ LINK_DIM = 9
 
 
 class HeadConfig(HeadShape):
-    """What a saved head needs to be rebuilt and used: its shape, encoder and threshold."""
+    """What a saved head needs to be rebuilt and used: its shape, encoder and threshold.
+
+    ``longest_span`` is the longest source span in the head's training data: the head has
+    never seen a longer one, and bert-span hands those to simalign. A head saved before it
+    was recorded has None and answers every span itself.
+    """
 
     model_config = ConfigDict(extra="allow", frozen=True)
 
     encoder: str
     dim: int
     threshold: float = 0.5
+    longest_span: int | None = None
 
     @property
     def input_dim(self) -> int:

@@ -70,9 +70,10 @@ class ZeroShotAligner:
 
     config: ZeroShotConfig
 
-    def __init__(self, config: ZeroShotConfig) -> None:
+    def __init__(self, config: ZeroShotConfig, encoder: Encoder | None = None) -> None:
         self.config = config
-        self._encoder: Encoder | None = None
+        # bert-span passes the encoder it already loaded, so handing it spans costs no second load.
+        self._encoder = encoder
 
     def word_vectors(self, items: Sequence[AlignItem]) -> list[tuple[torch.Tensor, torch.Tensor]]:
         """Word vectors ``(source (n, d), target (m, d))`` of each item, each sentence encoded on its own."""

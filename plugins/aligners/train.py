@@ -103,7 +103,8 @@ def train_head(
     vectors = encode_cached(
         encoder, [(p.item.source_tokens, p.item.target_tokens) for p in [*train, *dev]], cache_dir, report
     )
-    config = HeadConfig(encoder=options.encoder, dim=encoder.dim, **options.shape.model_dump())
+    longest = max(e - s for s, e in (p.item.source_span for p in train))
+    config = HeadConfig(encoder=options.encoder, dim=encoder.dim, longest_span=longest, **options.shape.model_dump())
     model = SpanScorer(config).to(options.device)
     optimizer = torch.optim.Adam(model.parameters(), lr=options.lr)
     loss_fn = torch.nn.BCEWithLogitsLoss()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from spanaug_core.types import AlignItem
+from spanaug_core.types import AlignItem, Alignment
 from spanaug_shared.encoder import Encoder
 from spanaug_aligners.bert_span import BertSpanAligner
 from spanaug_aligners.embed_sim import EmbedSimAligner
@@ -127,6 +127,7 @@ def test_training_lowers_loss_and_round_trips(tiny_encoder, tmp_path, links):
     # The saved head scores exactly as the trained one would, and the aligner uses it.
     head = load_head(tmp_path / "head")
     assert head.config.threshold == summary["threshold"]
+    assert head.config.longest_span == 1  # every fixture span is one word
     aligner = BertSpanAligner(BertSpanAligner.Config(head=str(tmp_path / "head"), top_k=3))
     items = [p.item for p in pairs[:5]]
     results = aligner.align(items)
@@ -138,6 +139,31 @@ def test_training_lowers_loss_and_round_trips(tiny_encoder, tmp_path, links):
     (src, tgt), = enc.encode([(items[0].source_tokens, items[0].target_tokens)], joint=True)
     ((spans, probs),) = score_items(head, [(src, tgt, items[0].source_span)])
     assert results[0].score == pytest.approx(float(probs.max()), abs=1e-5)
+
+
+def test_bert_span_hands_spans_longer_than_its_training_to_simalign(tiny_encoder, tmp_path):
+    from spanaug_aligners.simalign import SimAlignAligner
+
+    config = HeadConfig(encoder=str(tiny_encoder), dim=32, hidden=4, use_cos=True, use_links=True, longest_span=2)
+    save_head(SpanScorer(config).eval(), config, tmp_path / "head")
+    short = AlignItem(source_tokens=SRC, source_span=(1, 3), target_tokens=TGT)
+    words = (*SRC[:-1], "and", "she", "saw", "the", "big", "dog", ".")
+    long = AlignItem(source_tokens=words, source_span=(0, 9), target_tokens=(*TGT[:-1], "and", "she", "saw", "a", "dog", "."))
+    simalign = SimAlignAligner(SimAlignAligner.Config(encoder=str(tiny_encoder), threshold=0.3)).align([long])[0]
+    aligner = BertSpanAligner(BertSpanAligner.Config(head=str(tmp_path / "head"), top_k=3))
+    by_head, by_simalign = aligner.align([short, long])
+    assert len(by_head.candidates) == 3  # the head scored the short span's candidates
+    assert by_simalign == simalign and by_simalign.span is not None
+    strict = BertSpanAligner(BertSpanAligner.Config(head=str(tmp_path / "head"), simalign_threshold=1.0))
+    assert strict.align([long])[0].span is None
+    # simalign_over moves the boundary: at 9 the head answers both, and has no candidate for 9 words
+    # (max_span 6 + k 2 is the longest it scores).
+    wide = BertSpanAligner(BertSpanAligner.Config(head=str(tmp_path / "head"), top_k=3, simalign_over=9))
+    assert wide.align([long])[0] == Alignment(span=None, score=0.0)
+    # A head saved before longest_span was recorded answers every span itself, as it did.
+    old = config.model_copy(update={"longest_span": None})
+    save_head(SpanScorer(old).eval(), old, tmp_path / "old")
+    assert BertSpanAligner(BertSpanAligner.Config(head=str(tmp_path / "old"))).align([long])[0].span is None
 
 
 def test_save_load_identical_scores(tmp_path):
