@@ -76,7 +76,7 @@ class PipelineSettings(BaseModel):
     keep_copies: bool = Field(
         default=True,
         description="keep = align: a kept span the aligner does not place is kept where the paraphrase copies it word for word, "
-        "if it does so once (bert-span cannot place a span more than max_span + k words long, such as a clausal frame element)",
+        "if it does so once (a copy needs no aligner; one that occurs twice could be either)",
     )
     batch_size: int = Field(
         default=16,

@@ -331,9 +331,8 @@ def locate_kept(
             if found.span is not None and not any(_overlaps(found.span, t) for t in taken):
                 where, score = found.span, found.score
             elif copies:
-                # An aligner cannot answer for every span (bert-span scores no candidate longer
-                # than max_span + k words), but a copied span needs no aligner; one that occurs
-                # twice could be either, so it stays lost.
+                # An aligner answers None where it is unsure, but a copied span needs no
+                # aligner; one that occurs twice could be either, so it stays lost.
                 where = find_copy(cand.tokens, tokenize(sp.text(job.tokens)), taken, unique=True)
         else:
             # The include phrase as the decoder saw it, tokenized as the candidate was: a
