@@ -47,7 +47,10 @@ class WordVectors:
 
     def encode(self, sentences: Sequence[Tokens], progress: ProgressCallback | None = None) -> None:
         """Encode the sentences not seen before (length-sorted batches, so padding is small)."""
-        todo = sorted({tuple(s) for s in sentences} - self._cache.keys(), key=len)
+        # Sorted by length, then by the words: a set's order changes with Python's hash seed, and
+        # so would the batches, whose padding moves the vectors in their last bits and, through
+        # training, a learning curve's cells by whole points.
+        todo = sorted({tuple(s) for s in sentences} - self._cache.keys(), key=lambda s: (len(s), s))
         report = progress or (lambda event: None)
         for i in range(0, len(todo), self.batch_size):
             chunk = todo[i : i + self.batch_size]
