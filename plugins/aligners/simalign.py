@@ -13,6 +13,11 @@ The aligned span is the hull of the target words linked to the source span's wor
 score is the mean, over the source span's words, of the similarity of each word's best
 link (0 for a word left unlinked), so a partly linked span scores lower. No link at all
 means no alignment. Nothing is trained.
+
+``edges`` (ours, on by default; ``edges=false`` is the published method) widens the hull
+by a target word that no link touches, at an edge where the span's own edge word has no
+link either: a function word the paraphrase changed ("over" -> "regarding", "by" ->
+"from") links to nothing, and the bare hull stops one word short of the gold span.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from pydantic import Field
 
 from spanaug_core.types import AlignItem, Alignment
 from spanaug_shared.encoder import word_similarity
+from spanaug_aligners.convert import is_word
 from spanaug_aligners.spans import ZeroShotAligner, ZeroShotConfig
 
 if TYPE_CHECKING:
@@ -65,15 +71,27 @@ def word_links(similarity: torch.Tensor, method: str = "itermax", rounds: int = 
     return links
 
 
-def aligned_span(links: torch.Tensor, similarity: torch.Tensor, start: int, end: int) -> tuple[tuple[int, int] | None, float]:
-    """The hull of the target words linked to source words ``[start, end)`` and its score."""
+def aligned_span(
+    links: torch.Tensor, similarity: torch.Tensor, start: int, end: int, target_tokens: Sequence[str] | None = None
+) -> tuple[tuple[int, int] | None, float]:
+    """The hull of the target words linked to source words ``[start, end)`` and its score; with
+    ``target_tokens``, widened at each edge as the module docstring says (``edges``)."""
     rows = links[start:end]
     linked = rows.any(dim=0).nonzero().flatten()
     if linked.numel() == 0:
         return None, 0.0
     best = similarity[start:end].masked_fill(~rows, float("-inf")).max(dim=1).values
     best = best.where(rows.any(dim=1), similarity.new_zeros(()))  # an unlinked word counts 0
-    return (int(linked.min()), int(linked.max()) + 1), max(0.0, min(1.0, float(best.mean())))
+    first, last = int(linked.min()), int(linked.max()) + 1
+    if target_tokens is not None:
+        free = ~links.any(dim=0)
+
+        def takes(j: int, source_word: int) -> bool:
+            return 0 <= j < len(target_tokens) and bool(free[j]) and not rows[source_word].any() and is_word(target_tokens[j])
+
+        first -= takes(first - 1, 0)
+        last += takes(last, end - start - 1)
+    return (first, last), max(0.0, min(1.0, float(best.mean())))
 
 
 class SimAlignAligner(ZeroShotAligner):
@@ -87,6 +105,11 @@ class SimAlignAligner(ZeroShotAligner):
             default="argmax", description="mutual argmax once, or repeated on unlinked words (argmax: chosen on MultiMWA train, docs/benchmarks.md)"
         )
         rounds: int = Field(default=2, ge=1, description="itermax: argmax rounds at most")
+        edges: bool = Field(
+            default=True,
+            description="widen the hull by an unlinked target word where the span's edge word is unlinked too "
+            "(ours, chosen on MultiMWA train; false: SimAlign's own hull; docs/aligners.md)",
+        )
         alpha: float = Field(default=0.9, gt=0.0, le=1.0, description="itermax: weight of a pair whose other word is already linked")
 
     config: Config
@@ -102,7 +125,7 @@ class SimAlignAligner(ZeroShotAligner):
                 similarity = word_similarity(src, tgt)
                 by_pair[key] = (word_links(similarity, cfg.method, cfg.rounds, cfg.alpha), similarity)
             links, similarity = by_pair[key]
-            span, score = aligned_span(links, similarity, *item.source_span)
+            span, score = aligned_span(links, similarity, *item.source_span, item.target_tokens if cfg.edges else None)
             if span is None:
                 results.append(Alignment(span=None, score=0.0))
                 continue

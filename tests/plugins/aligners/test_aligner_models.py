@@ -215,6 +215,23 @@ def test_simalign_links_mutual_best_words_and_itermax_adds_second_links():
     assert aligned_span(links, similarity, 2, 3) == (None, 0.0)
 
 
+def test_simalign_edges_take_in_an_unlinked_word_where_the_span_edge_is_unlinked():
+    from spanaug_aligners.simalign import aligned_span
+
+    # "negotiating over the completion" -> "negotiations regarding the completion": "over"
+    # and "regarding" link to nothing, so the bare hull of "over the completion" stops short.
+    links = torch.zeros(4, 4, dtype=torch.bool)
+    links[0, 0] = links[2, 2] = links[3, 3] = True
+    similarity = torch.eye(4)
+    target = ("negotiations", "regarding", "the", "completion")
+    assert aligned_span(links, similarity, 1, 4)[0] == (2, 4)
+    assert aligned_span(links, similarity, 1, 4, target)[0] == (1, 4)
+    assert aligned_span(links, similarity, 1, 4, ("negotiations", ",", "the", "completion"))[0] == (2, 4)  # not a word
+    assert aligned_span(links, similarity, 2, 4, target)[0] == (2, 4)  # "the" is linked: the edge is where it should be
+    links[1, 0] = True  # now "over" has a link (to an earlier word): the hull is what the links say
+    assert aligned_span(links, similarity, 1, 4, target)[0] == (0, 4)
+
+
 def test_simalign_finds_the_span_in_an_unchanged_sentence_and_answers_none_without_links(tiny_encoder):
     from spanaug_aligners.simalign import SimAlignAligner
 
