@@ -244,10 +244,10 @@ def score_items(
     rows = [item_rows(*item, model.config, link) for item, link in zip(inputs, links or [None] * len(inputs))]
     if not any(r[0] for r in rows):
         return [(spans, torch.zeros(0)) for spans, *_ in rows]
+    device = next(model.parameters()).device  # the encoder's vectors come back on the CPU; the head may be on a GPU
     with torch.inference_mode():
-        probs = torch.sigmoid(
-            model(torch.cat([r[1] for r in rows]), torch.cat([r[2] for r in rows]), torch.cat([r[3] for r in rows]))
-        )
+        source, cands, cues = (torch.cat([r[k] for r in rows]).to(device) for k in (1, 2, 3))
+        probs = torch.sigmoid(model(source, cands, cues)).cpu()
     out, offset = [], 0
     for spans, *_ in rows:
         out.append((spans, probs[offset : offset + len(spans)]))

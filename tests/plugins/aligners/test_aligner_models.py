@@ -166,6 +166,25 @@ def test_bert_span_hands_spans_longer_than_its_training_to_simalign(tiny_encoder
     assert BertSpanAligner(BertSpanAligner.Config(head=str(tmp_path / "old"))).align([long])[0].span is None
 
 
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU (CI has none)")
+def test_bert_span_on_a_gpu_answers_as_on_the_cpu(tiny_encoder, tmp_path):
+    # The encoder hands its word vectors back on the CPU while the head sits on the GPU:
+    # this once failed with "Expected all tensors to be on the same device".
+    config = HeadConfig(encoder=str(tiny_encoder), dim=32, hidden=4, use_cos=True, use_links=True, longest_span=2)
+    torch.manual_seed(0)
+    save_head(SpanScorer(config).eval(), config, tmp_path / "head")
+    words = (*SRC[:-1], "and", "she", "saw", "the", "big", "dog", ".")
+    items = [
+        AlignItem(source_tokens=SRC, source_span=(1, 3), target_tokens=TGT),
+        AlignItem(source_tokens=words, source_span=(0, 9), target_tokens=(*TGT[:-1], "and", "she", "saw", "a", "dog", ".")),
+    ]
+    cpu, gpu = (
+        BertSpanAligner(BertSpanAligner.Config(head=str(tmp_path / "head"), top_k=3, device=d)).align(items) for d in ("cpu", "cuda")
+    )
+    assert [a.span for a in gpu] == [a.span for a in cpu]
+    assert [a.score for a in gpu] == pytest.approx([a.score for a in cpu], abs=1e-4)
+
+
 def test_save_load_identical_scores(tmp_path):
     cfg = HeadConfig(encoder="x", dim=8, hidden=4)
     model = SpanScorer(cfg).eval()
