@@ -125,6 +125,8 @@ def main() -> None:
     for label, value in ratios:
         print(f"{label:55s} {value:6.2f}x")
     print(f"(4) top-1 agreement vdba vs hf-beam: {agree:.0%}")
+    if args.device.startswith("cuda"):
+        print(f"GPU memory held at most: {torch.cuda.max_memory_allocated() / 2**30:.2f} GiB")
     if args.write:
         write_section(args, n, runs, ratios, agree)
 
@@ -133,12 +135,13 @@ def write_section(args: argparse.Namespace, n: int, runs: dict, ratios: list, ag
     path = Path(__file__).resolve().parents[1] / "docs" / "benchmarks.md"
     text = path.read_text() if path.exists() else "# Benchmarks\n"
     device = torch.cuda.get_device_name() if args.device.startswith("cuda") else f"CPU ({platform.processor() or platform.machine()}, {torch.get_num_threads()} threads)"
+    key = args.model if args.device == "cpu" else f"{args.model} {args.device}"  # a GPU section beside the CPU one
     lines = [
-        f"<!-- bench/decoder.py {args.model} -->",
+        f"<!-- bench/decoder.py {key} -->",
         f"### Decoder: `{args.model}` on {device}",
         "",
         f"`bench/decoder.py --model {args.model} --sentences {n} --beam {args.beam} --max-length {args.max_length} "
-        f"--nbest {args.nbest} --dtype {args.dtype}`: {n} sentences, beam {args.beam}, n-best {args.nbest}, "
+        f"--nbest {args.nbest} --dtype {args.dtype} --device {args.device}`: {n} sentences, beam {args.beam}, n-best {args.nbest}, "
         "one include or one avoid word each.",
         "",
         "| run | seconds | sentences/s | constraints satisfied | inputs with output | word-level check caught |",
@@ -152,9 +155,9 @@ def write_section(args: argparse.Namespace, n: int, runs: dict, ratios: list, ag
         )
     lines += ["", "| ratio | value |", "|---|---:|"]
     lines += [f"| {label} | {value:.2f}x |" for label, value in ratios]
-    lines += [f"| (4) top-1 agreement vdba vs hf-beam | {agree:.0%} |", f"<!-- end {args.model} -->", ""]
+    lines += [f"| (4) top-1 agreement vdba vs hf-beam | {agree:.0%} |", f"<!-- end {key} -->", ""]
     section = "\n".join(lines)
-    pattern = re.compile(rf"<!-- bench/decoder.py {re.escape(args.model)} -->.*?<!-- end {re.escape(args.model)} -->\n", re.S)
+    pattern = re.compile(rf"<!-- bench/decoder.py {re.escape(key)} -->.*?<!-- end {re.escape(key)} -->\n", re.S)
     text = pattern.sub(lambda _: section, text) if pattern.search(text) else text.rstrip("\n") + "\n\n" + section
     path.write_text(text)
 

@@ -50,6 +50,9 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--top-m", type=int, default=4)
     parser.add_argument("--dtype", default="auto")
     parser.add_argument("--aligner", default="bert-span")
+    parser.add_argument(
+        "--device", default="cpu", help="torch device of the decoder and the aligner (cuda: both on the GPU)"
+    )
 
 
 def run_flags(args: argparse.Namespace, out: Path) -> dict[str, Any]:
@@ -64,6 +67,8 @@ def run_flags(args: argparse.Namespace, out: Path) -> dict[str, Any]:
         "decoder.batch_size": args.batch,
         "decoder.dtype": args.dtype,
         "aligner.name": args.aligner,
+        "aligner.device": args.device,
+        "decoder.device": args.device,
         "iterations": args.iterations,
         "top_m": args.top_m,
         "output": str(out),
@@ -102,7 +107,17 @@ def run_once(out: Path, args: argparse.Namespace, **decoder: Any) -> dict[str, A
         "full_batch_share": round(occupancy["full_step_s"] / max(counts["decode_s"], 1e-9), 3),
         "steps": int(occupancy["steps"]),
         "full_steps": int(occupancy["full_steps"]),
+        **gpu_peak(),
     }
+
+
+def gpu_peak() -> dict[str, float]:
+    """The GPU memory this process has held at most since the last call (GiB), when it used one."""
+    if not torch.cuda.is_initialized():
+        return {}
+    peak = torch.cuda.max_memory_allocated() / 2**30
+    torch.cuda.reset_peak_memory_stats()
+    return {"gpu_peak_gib": round(peak, 2)}
 
 
 def same_records(a: Path, b: Path, tolerance: float = 1e-4) -> bool:
@@ -126,6 +141,8 @@ def main() -> None:
     args = parser.parse_args()
 
     print(f"# {platform.machine()} {platform.processor() or ''}, torch {torch.__version__}, {torch.get_num_threads()} threads")
+    if args.device.startswith("cuda"):
+        print(f"# {torch.cuda.get_device_name()}, decoder and aligner on {args.device}")
     print(f"# model {args.model}, dtype {args.dtype}, beam {args.beam}, batch {args.batch}, iterations {args.iterations}, top-m {args.top_m}")
     with tempfile.TemporaryDirectory(prefix="spanaug-bench-") as tmp:
         root = args.keep or Path(tmp)

@@ -73,6 +73,14 @@ def run_once(out: Path, args: argparse.Namespace, engine: dict[str, Any]) -> dic
     }
 
 
+def ray_engine(args: argparse.Namespace, workers: int, chunk: int) -> dict[str, Any]:
+    """The Ray engine's settings for ``workers`` workers; on a GPU they share this machine's one GPU."""
+    engine: dict[str, Any] = {"name": "ray", "workers": workers, "chunk_size": chunk}
+    if args.device.startswith("cuda"):
+        engine["gpus_per_worker"] = 1 / workers
+    return engine
+
+
 def repeated(args: argparse.Namespace, path: Path) -> Path:
     """The run's input ``args.repeat`` times over, as jsonl, each copy's ids suffixed ``#k``."""
     dataset = "framenet" if args.input is None else "jsonl"
@@ -98,7 +106,8 @@ def main() -> None:
     os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")  # a cluster on 127.0.0.1 only
     import ray
 
-    ray.init(num_cpus=args.cpus, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
+    gpus = {"num_gpus": torch.cuda.device_count()} if args.device.startswith("cuda") else {}
+    ray.init(num_cpus=args.cpus, **gpus, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
     print(f"# {platform.machine()} {platform.processor() or ''}, {os.cpu_count()} cores, torch {torch.__version__}, ray {ray.__version__}")
     print(f"# model {args.model}, beam {args.beam}, batch {args.batch}, iterations {args.iterations}, chunk {args.chunk}, 1 thread per pipeline")
     with tempfile.TemporaryDirectory() as tmp:
@@ -110,9 +119,9 @@ def main() -> None:
         results = {
             "local": run_once(root / "local", args, {}),
             # One chunk holding the whole input: the engine's own cost, without chunk ends.
-            "ray-1-whole": run_once(root / "ray1w", args, {"name": "ray", "workers": 1, "chunk_size": 1_000_000}),
-            "ray-1": run_once(root / "ray1", args, {"name": "ray", "workers": 1, "chunk_size": args.chunk}),
-            "ray-2": run_once(root / "ray2", args, {"name": "ray", "workers": 2, "chunk_size": args.chunk}),
+            "ray-1-whole": run_once(root / "ray1w", args, ray_engine(args, 1, 1_000_000)),
+            "ray-1": run_once(root / "ray1", args, ray_engine(args, 1, args.chunk)),
+            "ray-2": run_once(root / "ray2", args, ray_engine(args, 2, args.chunk)),
         }
         for name, figures in results.items():
             print(f"{name:6} " + "  ".join(f"{k} {v}" for k, v in figures.items()))
