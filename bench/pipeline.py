@@ -20,6 +20,7 @@ identical).
 
     .venv/bin/python bench/pipeline.py --model smollm2-135m-instruct --iterations 3
     .venv/bin/python bench/pipeline.py --model qwen2.5-coder-1.5b-instruct --iterations 2
+    python bench/pipeline.py --model qwen2.5-coder-1.5b-instruct --iterations 2 --batch 10 --device cuda  # on a GPU
 """
 
 from __future__ import annotations

@@ -19,6 +19,7 @@ local wall, one chunk and ``--chunk`` examples a chunk; the goal is ≤ 1.10),
 
     .venv/bin/python bench/scale.py --model smollm2-135m-instruct --iterations 2
     .venv/bin/python bench/scale.py --model smollm2-135m-instruct --iterations 1 --repeat 4
+    python bench/scale.py --model qwen2.5-coder-1.5b-instruct --iterations 2 --device cuda --cpus 16  # workers share the GPU
 """
 
 from __future__ import annotations
