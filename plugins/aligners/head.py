@@ -234,6 +234,13 @@ def labels(spans: Sequence[Span], gold: Span | None, soft: bool) -> torch.Tensor
     return torch.pow(2.0, -dist) if soft else (dist == 0).float()
 
 
+def stacked(rows: Sequence[tuple], device: torch.device | str) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The head's three inputs (source, candidates, cues) of :func:`item_rows` results, one batch on
+    ``device``: the word vectors come from the encoder (or its cache) on the CPU, the head may be on a GPU."""
+    source, cands, cues = (torch.cat([r[k] for r in rows]).to(device) for k in (1, 2, 3))
+    return source, cands, cues
+
+
 def score_items(
     model: SpanScorer,
     inputs: Sequence[tuple[torch.Tensor, torch.Tensor, Span]],
@@ -244,10 +251,8 @@ def score_items(
     rows = [item_rows(*item, model.config, link) for item, link in zip(inputs, links or [None] * len(inputs))]
     if not any(r[0] for r in rows):
         return [(spans, torch.zeros(0)) for spans, *_ in rows]
-    device = next(model.parameters()).device  # the encoder's vectors come back on the CPU; the head may be on a GPU
     with torch.inference_mode():
-        source, cands, cues = (torch.cat([r[k] for r in rows]).to(device) for k in (1, 2, 3))
-        probs = torch.sigmoid(model(source, cands, cues)).cpu()
+        probs = torch.sigmoid(model(*stacked(rows, next(model.parameters()).device))).cpu()
     out, offset = [], 0
     for spans, *_ in rows:
         out.append((spans, probs[offset : offset + len(spans)]))

@@ -22,7 +22,7 @@ from spanaug_core.errors import ConfigError
 from spanaug_core.protocols import ProgressCallback, ProgressEvent
 
 from spanaug_shared.encoder import Encoder
-from spanaug_aligners.head import HeadConfig, SpanScorer, item_rows, labels, links_of_items, save_head, score_items
+from spanaug_aligners.head import HeadConfig, SpanScorer, item_rows, labels, links_of_items, save_head, score_items, stacked
 from spanaug_aligners.metrics import best_threshold, evaluate
 from spanaug_aligners.options import TrainOptions
 from spanaug_aligners.pairs import SpanPair
@@ -126,8 +126,8 @@ def train_head(
             rows = [(r, gold) for r, gold in rows if r[0]]
             if sum(len(r[0]) for r, _ in rows) < 2:  # batchnorm needs two rows
                 continue
-            logits = model(*(torch.cat([r[i] for r, _ in rows]) for i in (1, 2, 3)))
-            target = torch.cat([labels(r[0], gold, config.soft_labels) for r, gold in rows])
+            logits = model(*stacked([r for r, _ in rows], options.device))
+            target = torch.cat([labels(r[0], gold, config.soft_labels) for r, gold in rows]).to(options.device)
             loss = loss_fn(logits, target)
             optimizer.zero_grad()
             loss.backward()

@@ -185,6 +185,15 @@ def test_bert_span_on_a_gpu_answers_as_on_the_cpu(tiny_encoder, tmp_path):
     assert [a.score for a in gpu] == pytest.approx([a.score for a in cpu], abs=1e-4)
 
 
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU (CI has none)")
+def test_training_on_a_gpu_lowers_loss_and_saves_a_head_the_cpu_loads(tiny_encoder, tmp_path):
+    # Training feeds the head the same CPU-side rows as alignment does (see the test above).
+    options = TrainOptions(encoder=str(tiny_encoder), shape=HeadShape(hidden=16), epochs=4, patience=10, lr=5e-3, batch_size=8, device="cuda")
+    summary = train_head(_fixture_pairs(), _fixture_pairs()[:20], tmp_path / "head", options, cache_dir=tmp_path / "cache")
+    assert summary["losses"][-1] < summary["losses"][0]
+    assert load_head(tmp_path / "head").config.threshold == summary["threshold"]
+
+
 def test_save_load_identical_scores(tmp_path):
     cfg = HeadConfig(encoder="x", dim=8, hidden=4)
     model = SpanScorer(cfg).eval()
