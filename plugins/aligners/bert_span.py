@@ -11,6 +11,10 @@ simalign's word links instead, computed with the same encoder: a head that has o
 short spans reads a long one's length features as nothing it knows, and its candidates stop
 at ``max_span`` + ``k`` words, so a clausal frame element or argument could never be placed.
 On MultiMWA train the head wins up to 3 words and simalign from 4 on (docs/benchmarks.md).
+
+Before either, a source span whose words occur exactly once in the paraphrase is aligned to
+that copy (``copies``): a kept span is where its words are, and the head, which sees only
+vectors, sometimes took a neighbour ("south korea" -> "south") or another mention.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from spanaug_core.types import AlignItem, Alignment
 from spanaug_shared.encoder import Encoder
 from spanaug_aligners.simalign import SimAlignAligner
 from spanaug_aligners.spans import encode_items, to_alignment
+from spanaug_aligners.string_match import copied, only_copy
 
 if TYPE_CHECKING:
     from spanaug_aligners.head import SpanScorer
@@ -53,6 +58,11 @@ class BertSpanAligner:
             ge=1,
             description="source spans longer than this many words go to simalign (default: the longest span "
             "the head was trained on, 3 for the shipped head; a head that does not record it answers every span)",
+        )
+        copies: bool = Field(
+            default=True,
+            description="a source span whose words occur exactly once in the target (ignoring case) is aligned "
+            "to that copy with score 1, without the head (chosen on MultiMWA train; docs/aligners.md)",
         )
         simalign_threshold: float = Field(
             default=0.3,
@@ -87,11 +97,15 @@ class BertSpanAligner:
 
     def align(self, items: Sequence[AlignItem]) -> list[Alignment]:
         model, encoder, zero_shot = self._load()
+        found: dict[int, Alignment] = {}
+        if self.config.copies:
+            found = {i: copied(span) for i, span in enumerate(map(only_copy, items)) if span}
         longest = self.config.simalign_over or model.config.longest_span
-        long = [i for i, it in enumerate(items) if longest is not None and it.source_span[1] - it.source_span[0] > longest]
-        if not long:
-            return self._align_with_head(model, encoder, items)
-        found = dict(zip(long, zero_shot.align([items[i] for i in long])))
+        long = [
+            i for i, it in enumerate(items)
+            if i not in found and longest is not None and it.source_span[1] - it.source_span[0] > longest
+        ]
+        found.update(zip(long, zero_shot.align([items[i] for i in long])))
         short = [i for i in range(len(items)) if i not in found]
         found.update(zip(short, self._align_with_head(model, encoder, [items[i] for i in short])))
         return [found[i] for i in range(len(items))]

@@ -160,6 +160,11 @@ _SHAPE = _TRAIN.shape
 @click.option("--no-sbce", is_flag=True, help="ablation: hard 1/0 labels instead of soft BCE")
 @click.option("--cos/--no-cos", default=True, show_default=True, help="add the cosine of the span vectors as a feature (not in the paper)")
 @click.option("--links/--no-links", default=True, show_default=True, help="add SimAlign's word-link signals as features (not in the paper)")
+@click.option(
+    "--link-edges/--no-link-edges", default=True, show_default=True,
+    help="Link's hull signal is simalign's hull widened at its edges (simalign's edges option) instead of the bare hull "
+    "(not in the paper)",
+)
 @click.option("--cache-dir", type=PATH, help="encoder-output cache (default: OUT/../.encoder-cache)")
 def train_aligner(data: Path, dev: Path, out: Path, cache_dir: Path | None, **opts: Any) -> None:
     """Train a bert-span head on span-alignment JSONL (frozen encoder, cached outputs)."""
@@ -171,7 +176,7 @@ def train_aligner(data: Path, dev: Path, out: Path, cache_dir: Path | None, **op
     shape = HeadShape(
         hidden=opts["hidden"], k=opts["k"], max_span=opts["max_span"], use_df=not opts["no_df"],
         use_mx=not opts["no_mx"], use_cue=not opts["no_cue"], use_cos=opts["cos"], use_links=opts["links"],
-        soft_labels=not opts["no_sbce"],
+        link_edges=opts["link_edges"], soft_labels=not opts["no_sbce"],
     )
     options = TrainOptions(
         encoder=opts["encoder"], shape=shape, epochs=opts["epochs"], patience=opts["patience"], lr=opts["lr"],

@@ -12,7 +12,8 @@ fifth group, Link, gives the head what the zero-shot SimAlign method knows (Jali
 al. 2020): from the word-by-word cosine matrix of the pair and its mutual-argmax links,
 how much of the candidate is linked to the source span and to the rest of the source, how
 much of the source span is linked into the candidate and elsewhere, whether the candidate
-is the links' hull, BERTScore-style soft precision and recall of the two spans, and the
+is the links' hull (for a head trained with ``link_edges``, the hull widened at its edges by
+simalign's ``edges`` rule), BERTScore-style soft precision and recall of the two spans, and the
 share of words whose single best match falls inside the other span. Without it the head
 lost to SimAlign itself on MultiMWA (docs/benchmarks.md).
 
@@ -27,7 +28,7 @@ This module imports torch at the top: import it only inside functions of light m
 from __future__ import annotations
 
 import json
-from collections.abc import Hashable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import torch
@@ -37,9 +38,11 @@ from spanaug_core.errors import ConfigError
 
 from spanaug_shared.encoder import word_similarity
 from spanaug_aligners.options import HeadShape
+from spanaug_aligners.simalign import mutual_argmax, span_hull
 from spanaug_aligners.spans import candidate_spans, span_means
 
 Span = tuple[int, int]
+Tokens = tuple[str, ...]
 CUE_DIM = 4
 SIM_DIM = 3
 LINK_DIM = 9
@@ -106,18 +109,23 @@ class SpanScorer(torch.nn.Module):
 
 def pair_alignment(src: torch.Tensor, tgt: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """A pair's word cosine matrix and its mutual-argmax links, (n, m) each: what every item of the pair shares."""
-    from spanaug_aligners.simalign import mutual_argmax
-
     sim = word_similarity(src.float(), tgt.float())
     return sim, mutual_argmax(sim)
 
 
-def link_signals(sim: torch.Tensor, links: torch.Tensor, source_span: Span, spans: Sequence[Span]) -> torch.Tensor:
+def link_signals(
+    sim: torch.Tensor,
+    links: torch.Tensor,
+    source_span: Span,
+    spans: Sequence[Span],
+    target_tokens: Sequence[str] | None = None,
+) -> torch.Tensor:
     """SimAlign's view of each candidate, from the pair's :func:`pair_alignment` -> (c, LINK_DIM).
 
     Columns: share of the candidate's words linked to the source span, and to other source
     words; share of the source span's words linked into the candidate, and only outside it;
-    1 if the candidate is the hull of the span's links; soft recall (mean over the span's
+    1 if the candidate is the hull of the span's links (widened as simalign's ``edges`` does when
+    ``target_tokens`` are given); soft recall (mean over the span's
     words of their best cosine inside the candidate) and soft precision (the converse); share
     of the candidate's words whose most similar source word is in the span, and of the
     span's words whose most similar target word is in the candidate.
@@ -134,9 +142,9 @@ def link_signals(sim: torch.Tensor, links: torch.Tensor, source_span: Span, span
     span_links, span_sim = links[s:e], sim[s:e]
     other_links = torch.cat([links[:s], links[e:]]).any(0)
     hits = (inside @ span_links.float().T) > 0  # (c, span words): linked into the candidate
-    linked = span_links.any(0).nonzero().flatten()
-    if linked.numel():
-        is_hull = (starts == int(linked.min())) & (ends == int(linked.max()) + 1)
+    hull = span_hull(links, s, e, target_tokens)
+    if hull is not None:
+        is_hull = (starts == hull[0]) & (ends == hull[1])
     else:
         is_hull = torch.zeros(len(spans), dtype=torch.bool)
     soft_recall = span_sim.unsqueeze(0).masked_fill(inside.unsqueeze(1) == 0, float("-inf")).amax(2).mean(1)
@@ -163,27 +171,32 @@ def item_links(
     tgt_words: torch.Tensor,
     source_span: Span,
     config: HeadConfig,
+    target_tokens: Sequence[str] | None = None,
     alignment: tuple[torch.Tensor, torch.Tensor] | None = None,
 ) -> torch.Tensor:
-    """The :func:`link_signals` of one item's candidates, in :func:`item_rows`' order (``alignment``: the
-    pair's :func:`pair_alignment`, when it was computed before)."""
+    """The :func:`link_signals` of one item's candidates, in :func:`item_rows`' order (``target_tokens``:
+    needed by a head with ``link_edges``; ``alignment``: the pair's :func:`pair_alignment`, when it was
+    computed before)."""
+    if config.link_edges and target_tokens is None:
+        raise ValueError("a head with link_edges needs the target tokens to compute its link signals")
     spans = candidate_spans(tgt_words.shape[0], source_span[1] - source_span[0], config.k, config.max_span)
-    return link_signals(*(alignment or pair_alignment(src_words, tgt_words)), source_span, spans)
+    edges = target_tokens if config.link_edges else None
+    return link_signals(*(alignment or pair_alignment(src_words, tgt_words)), source_span, spans, edges)
 
 
 def links_of_items(
-    inputs: Sequence[tuple[torch.Tensor, torch.Tensor, Span]], pairs: Sequence[Hashable], config: HeadConfig
+    inputs: Sequence[tuple[torch.Tensor, torch.Tensor, Span]], pairs: Sequence[tuple[Tokens, Tokens]], config: HeadConfig
 ) -> list[torch.Tensor | None]:
-    """Each item's :func:`item_links` (all None for a head without Link features); ``pairs`` names each
-    item's sentence pair, whose word alignment is computed once for all of its items."""
+    """Each item's :func:`item_links` (all None for a head without Link features); ``pairs`` holds each
+    item's source and target tokens: a pair's word alignment is computed once for all of its items."""
     if not config.use_links:
         return [None] * len(inputs)
-    by_pair: dict[Hashable, tuple[torch.Tensor, torch.Tensor]] = {}
+    by_pair: dict[tuple[Tokens, Tokens], tuple[torch.Tensor, torch.Tensor]] = {}
     out = []
     for (src, tgt, span), pair in zip(inputs, pairs):
         if pair not in by_pair:
             by_pair[pair] = pair_alignment(src, tgt)
-        out.append(item_links(src, tgt, span, config, by_pair[pair]))
+        out.append(item_links(src, tgt, span, config, pair[1], by_pair[pair]))
     return out
 
 
@@ -222,7 +235,7 @@ def item_rows(
         dim=1,
     )
     if config.use_links:
-        cues = torch.cat([cues, link_signals(*pair_alignment(src, tgt), source_span, spans) if links is None else links], dim=1)
+        cues = torch.cat([cues, item_links(src, tgt, source_span, config) if links is None else links], dim=1)
     return spans, source, cands, cues
 
 

@@ -16,7 +16,9 @@ class HeadShape(BaseModel):
     """The scorer's features, size, labels and candidates: chosen for training, repeated by the saved head.
 
     The extra feature groups (Sim, Link) default to off so that a head saved before they
-    existed loads as it was trained; ``spanaug train aligner`` turns both on.
+    existed loads as it was trained; ``spanaug train aligner`` turns both on. For the same
+    reason ``link_edges`` (Link's hull column marks simalign's hull widened at its edges, not
+    the bare hull) defaults to off here and on in ``spanaug train aligner``.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -27,6 +29,7 @@ class HeadShape(BaseModel):
     use_cue: bool = True
     use_cos: bool = False
     use_links: bool = False
+    link_edges: bool = False
     soft_labels: bool = True
     k: int = 2
     max_span: int = 6

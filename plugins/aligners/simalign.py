@@ -71,17 +71,13 @@ def word_links(similarity: torch.Tensor, method: str = "itermax", rounds: int = 
     return links
 
 
-def aligned_span(
-    links: torch.Tensor, similarity: torch.Tensor, start: int, end: int, target_tokens: Sequence[str] | None = None
-) -> tuple[tuple[int, int] | None, float]:
-    """The hull of the target words linked to source words ``[start, end)`` and its score; with
+def span_hull(links: torch.Tensor, start: int, end: int, target_tokens: Sequence[str] | None = None) -> tuple[int, int] | None:
+    """The hull of the target words linked to source words ``[start, end)`` (None: no link); with
     ``target_tokens``, widened at each edge as the module docstring says (``edges``)."""
     rows = links[start:end]
     linked = rows.any(dim=0).nonzero().flatten()
     if linked.numel() == 0:
-        return None, 0.0
-    best = similarity[start:end].masked_fill(~rows, float("-inf")).max(dim=1).values
-    best = best.where(rows.any(dim=1), similarity.new_zeros(()))  # an unlinked word counts 0
+        return None
     first, last = int(linked.min()), int(linked.max()) + 1
     if target_tokens is not None:
         free = ~links.any(dim=0)
@@ -91,7 +87,20 @@ def aligned_span(
 
         first -= takes(first - 1, 0)
         last += takes(last, end - start - 1)
-    return (first, last), max(0.0, min(1.0, float(best.mean())))
+    return first, last
+
+
+def aligned_span(
+    links: torch.Tensor, similarity: torch.Tensor, start: int, end: int, target_tokens: Sequence[str] | None = None
+) -> tuple[tuple[int, int] | None, float]:
+    """The :func:`span_hull` of source words ``[start, end)`` and its score (see the module docstring)."""
+    span = span_hull(links, start, end, target_tokens)
+    if span is None:
+        return None, 0.0
+    rows = links[start:end]
+    best = similarity[start:end].masked_fill(~rows, float("-inf")).max(dim=1).values
+    best = best.where(rows.any(dim=1), similarity.new_zeros(()))  # an unlinked word counts 0
+    return span, max(0.0, min(1.0, float(best.mean())))
 
 
 class SimAlignAligner(ZeroShotAligner):

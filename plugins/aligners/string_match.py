@@ -8,11 +8,24 @@ rephrased them, which makes it the floor every real aligner has to clear on
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import islice
 from typing import ClassVar
 
 from spanaug_core.protocols import AlignerConfig
-from spanaug_core.text import find_phrase
+from spanaug_core.text import find_all, find_phrase
 from spanaug_core.types import AlignItem, Alignment
+
+
+def copied(span: tuple[int, int] | None) -> Alignment:
+    """The alignment of a span found as a copy of the source span's words: certain (score 1) or None."""
+    return Alignment(span=span, score=1.0, candidates=((*span, 1.0),)) if span else Alignment(span=None, score=0.0)
+
+
+def only_copy(item: AlignItem) -> tuple[int, int] | None:
+    """Where the source span's words occur in the target, case-insensitively, if they occur exactly once."""
+    s, e = item.source_span
+    found = list(islice(find_all(item.target_tokens, item.source_tokens[s:e], case_sensitive=False), 2))
+    return found[0] if len(found) == 1 else None
 
 
 class StringMatchAligner:
@@ -27,13 +40,7 @@ class StringMatchAligner:
         self.config = config
 
     def align(self, items: Sequence[AlignItem]) -> list[Alignment]:
-        results = []
-        for item in items:
-            s, e = item.source_span
-            span = find_phrase(item.target_tokens, item.source_tokens[s:e], case_sensitive=False)
-            results.append(
-                Alignment(span=span, score=1.0, candidates=((*span, 1.0),))
-                if span
-                else Alignment(span=None, score=0.0)
-            )
-        return results
+        return [
+            copied(find_phrase(item.target_tokens, item.source_tokens[slice(*item.source_span)], case_sensitive=False))
+            for item in items
+        ]

@@ -87,9 +87,10 @@ def test_link_signals_read_the_word_alignment():
     # Items of one sentence pair share its word alignment; each keeps its own signals.
     other = torch.randn(5, 32)
     inputs = [(src, tgt, (2, 4)), (src, tgt, (0, 1)), (other, tgt, (2, 4))]
-    shared = links_of_items(inputs, ["a", "a", "b"], cfg)
+    pairs = [(("a",), ("b",)), (("a",), ("b",)), (("c",), ("b",))]
+    shared = links_of_items(inputs, pairs, cfg)
     assert all(torch.equal(a, item_links(*x, cfg)) for a, x in zip(shared, inputs))
-    assert links_of_items(inputs, ["a", "a", "b"], cfg.model_copy(update={"use_links": False})) == [None] * 3
+    assert links_of_items(inputs, pairs, cfg.model_copy(update={"use_links": False})) == [None] * 3
 
 
 def test_head_needs_span_features():
@@ -128,7 +129,7 @@ def test_training_lowers_loss_and_round_trips(tiny_encoder, tmp_path, links):
     head = load_head(tmp_path / "head")
     assert head.config.threshold == summary["threshold"]
     assert head.config.longest_span == 1  # every fixture span is one word
-    aligner = BertSpanAligner(BertSpanAligner.Config(head=str(tmp_path / "head"), top_k=3))
+    aligner = BertSpanAligner(BertSpanAligner.Config(head=str(tmp_path / "head"), top_k=3, copies=False))
     items = [p.item for p in pairs[:5]]
     results = aligner.align(items)
     assert len(results) == 5
@@ -164,6 +165,18 @@ def test_bert_span_hands_spans_longer_than_its_training_to_simalign(tiny_encoder
     old = config.model_copy(update={"longest_span": None})
     save_head(SpanScorer(old).eval(), old, tmp_path / "old")
     assert BertSpanAligner(BertSpanAligner.Config(head=str(tmp_path / "old"))).align([long])[0].span is None
+
+
+def test_bert_span_aligns_a_single_copy_of_the_span_without_the_head(tiny_encoder, tmp_path):
+    config = HeadConfig(encoder=str(tiny_encoder), dim=32, hidden=4, use_cos=True, use_links=True, longest_span=3)
+    save_head(SpanScorer(config).eval(), config, tmp_path / "head")
+    aligner = BertSpanAligner(BertSpanAligner.Config(head=str(tmp_path / "head"), top_k=3))
+    once = AlignItem(source_tokens=("The", "Man", *SRC[2:]), source_span=(0, 2), target_tokens=TGT)  # "the man", once
+    twice = AlignItem(source_tokens=SRC, source_span=(0, 1), target_tokens=(*TGT[:-1], "at", "the", "door", "."))
+    copy, by_head = aligner.align([once, twice])
+    assert copy == Alignment(span=(6, 8), score=1.0, candidates=((6, 8, 1.0),))
+    assert len(by_head.candidates) == 3  # "the" occurs twice: the head chose
+    assert len(BertSpanAligner(BertSpanAligner.Config(head=str(tmp_path / "head"), top_k=3, copies=False)).align([once])[0].candidates) == 3
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU (CI has none)")
@@ -258,6 +271,25 @@ def test_simalign_edges_take_in_an_unlinked_word_where_the_span_edge_is_unlinked
     assert aligned_span(links, similarity, 2, 4, target)[0] == (2, 4)  # "the" is linked: the edge is where it should be
     links[1, 0] = True  # now "over" has a link (to an earlier word): the hull is what the links say
     assert aligned_span(links, similarity, 1, 4, target)[0] == (0, 4)
+
+
+def test_a_head_with_link_edges_marks_the_widened_hull():
+    # The same pair as above: the hull column marks "the completion" for a head without
+    # link_edges and "regarding the completion" for one with it, which needs the tokens.
+    links = torch.zeros(4, 4, dtype=torch.bool)
+    links[0, 0] = links[2, 2] = links[3, 3] = True
+    similarity = torch.eye(4)
+    target = ("negotiations", "regarding", "the", "completion")
+    spans = [(1, 4), (2, 4)]
+    hull = 4  # the column of link_signals
+    assert link_signals(similarity, links, (1, 4), spans)[:, hull].tolist() == [0, 1]
+    assert link_signals(similarity, links, (1, 4), spans, target)[:, hull].tolist() == [1, 0]
+    cfg = HeadConfig(encoder="x", dim=4, hidden=8, use_links=True, link_edges=True)
+    src, tgt = torch.randn(4, 4), torch.randn(4, 4)
+    with pytest.raises(ValueError, match="target tokens"):
+        item_links(src, tgt, (1, 4), cfg)
+    (rows,) = links_of_items([(src, tgt, (1, 4))], [(("negotiating", "over", "the", "completion"), target)], cfg)
+    assert torch.equal(rows, item_links(src, tgt, (1, 4), cfg, target))
 
 
 def test_simalign_finds_the_span_in_an_unchanged_sentence_and_answers_none_without_links(tiny_encoder):
