@@ -50,7 +50,7 @@ from spanaug_core.protocols import (
     ProgressEvent,
     ScoringFilter,
 )
-from spanaug_core.text import detokenize, find_all, is_content_word, tokenize
+from spanaug_core.text import detokenize, find_copy, is_content_word, overlaps, tokenize
 from spanaug_core.types import AlignItem, Alignment, Augmented, Candidate, Constraints, DecodeRequest, Example, Span
 
 
@@ -328,7 +328,7 @@ def locate_kept(
         where, score = None, 1.0
         if keep == "align":
             found = attempt.kept[(rank, idx)]
-            if found.span is not None and not any(_overlaps(found.span, t) for t in taken):
+            if found.span is not None and not any(overlaps(found.span, t) for t in taken):
                 where, score = found.span, found.score
             elif copies:
                 # An aligner answers None where it is unsure, but a copied span needs no
@@ -344,16 +344,6 @@ def locate_kept(
         located.append((idx, sp.moved(*where)))
         weakest = min(weakest, score)
     return located, weakest
-
-
-def find_copy(tokens: Sequence[str], phrase: Sequence[str], taken: Sequence[tuple[int, int]], unique: bool) -> tuple[int, int] | None:
-    """Where ``phrase`` occurs word for word in ``tokens`` clear of ``taken``: in its own case
-    if it does, else case folded; the first such place, or with ``unique`` the only one."""
-    for fold in (False, True):
-        places = [m for m in find_all(tokens, phrase, case_sensitive=not fold) if not any(_overlaps(m, t) for t in taken)]
-        if places:
-            return places[0] if not unique or len(places) == 1 else None
-    return None
 
 
 def candidate_scores(candidate: Candidate, alignment: float, rank: int, scored: dict[str, float]) -> dict[str, float]:
@@ -446,10 +436,6 @@ def _free_words(job: _Job) -> int:
         for i, t in enumerate(job.tokens)
         if any(c.isalpha() for c in t) and not any(c.isdigit() for c in t) and not any(s <= i < e for s, e in kept)
     )
-
-
-def _overlaps(a: tuple[int, int], b: tuple[int, int]) -> bool:
-    return a[0] < b[1] and b[0] < a[1]
 
 
 def _unique(items: Iterable[str]) -> list[str]:
@@ -669,7 +655,7 @@ class Pipeline:
             kept = [
                 (i, sp)
                 for i, sp in keepable
-                if (target.group is None or sp.group == target.group) and not _overlaps((sp.start, sp.end), tspan)
+                if (target.group is None or sp.group == target.group) and not overlaps((sp.start, sp.end), tspan)
             ]
             jobs.append(
                 _Job(

@@ -159,6 +159,21 @@ def find_phrase(tokens: Sequence[str], phrase: Sequence[str], case_sensitive: bo
     return next(find_all(tokens, phrase, case_sensitive), None)
 
 
+def overlaps(a: tuple[int, int], b: tuple[int, int]) -> bool:
+    """Whether the token spans ``[a0, a1)`` and ``[b0, b1)`` share a token."""
+    return a[0] < b[1] and b[0] < a[1]
+
+
+def find_copy(tokens: Sequence[str], phrase: Sequence[str], taken: Sequence[tuple[int, int]], unique: bool) -> tuple[int, int] | None:
+    """Where ``phrase`` occurs word for word in ``tokens`` clear of ``taken``: in its own case
+    if it does, else case folded; the first such place, or with ``unique`` the only one."""
+    for fold in (False, True):
+        places = [m for m in find_all(tokens, phrase, case_sensitive=not fold) if not any(overlaps(m, t) for t in taken)]
+        if places:
+            return places[0] if not unique or len(places) == 1 else None
+    return None
+
+
 def contains_phrase(text: str, phrase: str, case_sensitive: bool = True) -> bool:
     """Whether ``phrase`` occurs in ``text`` on word boundaries (token level)."""
     return find_phrase(normalize(text, case_sensitive), normalize(phrase, case_sensitive)) is not None

@@ -61,7 +61,8 @@ class BertSpanAligner:
         )
         copies: bool = Field(
             default=True,
-            description="a source span whose words occur exactly once in the target (ignoring case) is aligned "
+            description="a source span whose words occur exactly once in the target (in their own case, else "
+            "ignoring case) is aligned "
             "to that copy with score 1, without the head (chosen on MultiMWA train; docs/aligners.md)",
         )
         simalign_threshold: float = Field(

@@ -8,11 +8,10 @@ rephrased them, which makes it the floor every real aligner has to clear on
 from __future__ import annotations
 
 from collections.abc import Sequence
-from itertools import islice
 from typing import ClassVar
 
 from spanaug_core.protocols import AlignerConfig
-from spanaug_core.text import find_all, find_phrase
+from spanaug_core.text import find_copy, find_phrase
 from spanaug_core.types import AlignItem, Alignment
 
 
@@ -22,10 +21,9 @@ def copied(span: tuple[int, int] | None) -> Alignment:
 
 
 def only_copy(item: AlignItem) -> tuple[int, int] | None:
-    """Where the source span's words occur in the target, case-insensitively, if they occur exactly once."""
-    s, e = item.source_span
-    found = list(islice(find_all(item.target_tokens, item.source_tokens[s:e], case_sensitive=False), 2))
-    return found[0] if len(found) == 1 else None
+    """Where the source span's words occur in the target if they occur there exactly once (in their
+    own case, else ignoring case): the pipeline's rule for a kept span, :func:`find_copy`."""
+    return find_copy(item.target_tokens, item.source_tokens[slice(*item.source_span)], (), unique=True)
 
 
 class StringMatchAligner:

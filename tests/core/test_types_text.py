@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from spanaug_core.text import contains_phrase, detokenize, find_phrase, tokenize
+from spanaug_core.text import contains_phrase, detokenize, find_copy, find_phrase, tokenize
 from spanaug_core.types import AlignItem, Alignment, Example, Span
 
 
@@ -48,6 +48,14 @@ def test_phrase_search_is_on_word_boundaries() -> None:
     assert find_phrase(("a", "big", "Cat"), ("big", "cat")) is None
     assert contains_phrase("They confirmed it.", "confirmed")
     assert not contains_phrase("They reconfirmed it.", "confirmed")
+
+
+def test_a_copy_is_found_in_its_own_case_first_and_clear_of_taken_spans() -> None:
+    words = ("The", "man", "saw", "the", "man", ".")
+    assert find_copy(words, ("the", "man"), (), unique=True) == (3, 5)  # one in its own case
+    assert find_copy(words, ("THE", "MAN"), (), unique=True) is None  # two, case folded: either
+    assert find_copy(words, ("THE", "MAN"), (), unique=False) == (0, 2)
+    assert find_copy(words, ("THE", "MAN"), [(3, 4)], unique=True) == (0, 2)  # the other is taken
 
 
 def test_an_example_from_text_and_character_offsets() -> None:
