@@ -62,8 +62,8 @@ class BertSpanAligner:
         copies: bool = Field(
             default=True,
             description="a source span whose words occur exactly once in the target (in their own case, else "
-            "ignoring case) is aligned "
-            "to that copy with score 1, without the head (chosen on MultiMWA train; docs/aligners.md)",
+            "ignoring case) is aligned to that copy with score 1, without the head (chosen on MultiMWA train; "
+            "docs/aligners.md)",
         )
         simalign_threshold: float = Field(
             default=0.3,
