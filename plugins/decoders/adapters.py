@@ -2,7 +2,7 @@
 
 The beam search never touches a model directly. It opens a ``Session`` and then, each
 step, calls ``logprobs()`` (next-token log-probabilities of every live hypothesis),
-``add(texts, copies)`` when sentences join (their prompts are encoded and ``copies`` rows
+``add(requests, copies)`` when sentences join (their prompts are encoded and ``copies`` rows
 each are appended) and ``advance(rows, tokens)`` (keep hypotheses ``rows``, in that
 order, each extended by its token). ``rows`` may repeat or drop hypotheses, so one call
 both reorders the KV cache with the beam and shrinks the batch when sentences finish.
@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from spanaug_core.errors import ConfigError, SpanaugError
 from spanaug_core.protocols import ProgressCallback, ProgressEvent
+from spanaug_core.types import DecodeRequest
 from spanaug_shared.models import RECORD, cache_dir, changed_files, model_path, presets, quiet_loading, record_files
 
 if TYPE_CHECKING:
@@ -41,6 +42,11 @@ DEFAULT_SYSTEM = (
     "the rewritten sentence alone, with no preamble, no quotes and no explanation."
 )
 DEFAULT_PROMPT = "Paraphrase this sentence: {text}"
+# Said after the sentence when a request avoids words. Told which words are blocked, the
+# model plans a rewording of them (the avoid constraint stays the guarantee) instead of
+# meeting the block mid-sentence, where it tended to drop the clause or fact around it.
+# "Replace" rather than "do not use": asked not to use a word, the model deleted it.
+DEFAULT_AVOID_HINT = "\nReplace {avoid} with a word or phrase of the same meaning, and keep every other detail of the sentence."
 Example = tuple[str, str]
 # Hand-written (sentence, paraphrase) turns shown before the sentence to paraphrase. Each
 # paraphrase keeps every fact, name and number of its sentence (the cause of the first, which
@@ -68,10 +74,10 @@ class Session(Protocol):
     device: torch.device
     joins_running: bool  # sentences may be added while others decode (else only to an empty session)
 
-    def add(self, texts: Sequence[str], copies: int) -> torch.Tensor:
+    def add(self, requests: Sequence[DecodeRequest], copies: int) -> torch.Tensor:
         """Append ``copies`` rows per sentence after the current rows, prompts encoded.
 
-        Returns FloatTensor [len(texts), V]: each sentence's first next-token log-probabilities.
+        Returns FloatTensor [len(requests), V]: each sentence's first next-token log-probabilities.
         Called between ``logprobs`` and ``advance``; ``advance`` then covers these rows too.
         """
 
@@ -168,11 +174,12 @@ class _Seq2SeqSession:
             raise ConfigError("the encoder-decoder model has no decoder_start_token_id in its config")
         self.start_id = int(start)
 
-    def add(self, texts: Sequence[str], copies: int) -> torch.Tensor:
+    def add(self, requests: Sequence[DecodeRequest], copies: int) -> torch.Tensor:
         import torch
         from transformers import DynamicCache, EncoderDecoderCache
 
-        enc = self.adapter.tokenizer(list(texts), return_tensors="pt", padding=True).to(self.device)
+        texts = [r.text for r in requests]
+        enc = self.adapter.tokenizer(texts, return_tensors="pt", padding=True).to(self.device)
         with torch.inference_mode():
             self.encoder_out = self.model.get_encoder()(**enc)
         self.enc_mask = enc["attention_mask"]
@@ -216,11 +223,19 @@ class ChatAdapter(Adapter):
 
     ``system`` and ``prompt`` (with ``{text}``) make the instruction, ``examples`` (sentence,
     paraphrase) pairs are shown as earlier turns (few-shot); a model without a chat template
-    gets the examples and ``prompt`` as plain text.
+    gets the examples and ``prompt`` as plain text. ``avoid_hint`` (with ``{avoid}``) follows
+    the sentence when its request avoids words ("" for never).
     """
 
     def __init__(
-        self, model: Any, tokenizer: Any, end_ids: Sequence[int], system: str, prompt: str, examples: Sequence[Example] = ()
+        self,
+        model: Any,
+        tokenizer: Any,
+        end_ids: Sequence[int],
+        system: str,
+        prompt: str,
+        examples: Sequence[Example] = (),
+        avoid_hint: str = "",
     ) -> None:
         # The answer is one line: a token with a line break ends it as the end-of-turn token
         # does. Otherwise a model whose end is held back (a positive constraint not yet met)
@@ -230,23 +245,34 @@ class ChatAdapter(Adapter):
         super().__init__(model, tokenizer, [*end_ids, *breaks])
         if "{text}" not in prompt:
             raise ConfigError(f"the prompt template must contain {{text}} (got {prompt!r})")
-        self.system, self.prompt, self.examples = system, prompt, tuple(examples)
+        if avoid_hint and "{avoid}" not in avoid_hint:
+            raise ConfigError(f"the avoid hint must contain {{avoid}} or be empty (got {avoid_hint!r})")
+        self.system, self.prompt, self.examples, self.avoid_hint = system, prompt, tuple(examples), avoid_hint
         self._prefix_ids: list[int] | None = None
         self._prefix_kv: list[tuple[torch.Tensor, torch.Tensor]] | None = None
         tokenizer.padding_side = "left"
         if tokenizer.pad_token_id is None:
             tokenizer.pad_token = tokenizer.eos_token
 
-    def render(self, text: str) -> str:
+    def request(self, text: str, avoid: Sequence[str] = ()) -> str:
+        """The user's message for one sentence: the prompt, then the avoid hint naming the
+        avoided phrases once each (case folded: "Bought" and "bought" are one word to a reader)."""
+        message = self.prompt.format(text=text)
+        if avoid and self.avoid_hint:
+            shown = list(dict.fromkeys(" ".join(p.split()).lower() for p in avoid))
+            message += self.avoid_hint.format(avoid=", ".join(f'"{p}"' for p in shown))
+        return message
+
+    def render(self, text: str, avoid: Sequence[str] = ()) -> str:
         """The prompt string for one sentence (the answer is generated after it): the system
         message, each example as a user turn and its answer, then the sentence's user turn."""
         if not getattr(self.tokenizer, "chat_template", None):
-            shots = "".join(f"{self.prompt.format(text=source)}\n{answer}\n\n" for source, answer in self.examples)
-            return shots + self.prompt.format(text=text)
+            shots = "".join(f"{self.request(source)}\n{answer}\n\n" for source, answer in self.examples)
+            return shots + self.request(text, avoid)
         messages = [{"role": "system", "content": self.system}] if self.system else []
         for source, answer in self.examples:
-            messages += [{"role": "user", "content": self.prompt.format(text=source)}, {"role": "assistant", "content": answer}]
-        messages.append({"role": "user", "content": self.prompt.format(text=text)})
+            messages += [{"role": "user", "content": self.request(source)}, {"role": "assistant", "content": answer}]
+        messages.append({"role": "user", "content": self.request(text, avoid)})
         return self.tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
 
     def start(self, share_prefix: bool = True) -> Session:
@@ -292,9 +318,9 @@ class ChatAdapter(Adapter):
             past = _cache([(k.expand(len(prompts), -1, -1, -1), v.expand(len(prompts), -1, -1, -1)) for k, v in self.prefix_cache()])
         return ids.to(self.device), mask.to(self.device), past
 
-    def prompt_ids(self, text: str) -> list[int]:
+    def prompt_ids(self, text: str, avoid: Sequence[str] = ()) -> list[int]:
         """The token ids of one sentence's whole prompt."""
-        return self.tokenizer(self.render(text), add_special_tokens=False)["input_ids"]
+        return self.tokenizer(self.render(text, avoid), add_special_tokens=False)["input_ids"]
 
     @property
     def prefix_ids(self) -> list[int]:
@@ -331,14 +357,14 @@ class _ChatSession:
         self.next_input: torch.Tensor | None = None  # [H, 1]
         self.prefilled = 0  # prompt tokens run through the model (with a shared prefix, only the rest)
 
-    def add(self, texts: Sequence[str], copies: int) -> torch.Tensor:
+    def add(self, requests: Sequence[DecodeRequest], copies: int) -> torch.Tensor:
         import torch
 
-        prompts = [self.adapter.prompt_ids(t) for t in texts]
+        prompts = [self.adapter.prompt_ids(r.text, r.constraints.avoid) for r in requests]
         ids, mask, past = self.adapter.encode_prompts(prompts, self.share_prefix)
         logprobs, cache = self._forward(ids, mask, past)
         self.prefilled += int(mask[:, -ids.shape[1] :].sum())
-        rows = torch.arange(len(texts), device=self.device).repeat_interleave(copies)
+        rows = torch.arange(len(requests), device=self.device).repeat_interleave(copies)
         self._join([(k[rows], v[rows]) for k, v in _layers(cache)], mask[rows])
         return logprobs
 
@@ -429,7 +455,7 @@ def _cache(layers: list[tuple[torch.Tensor, torch.Tensor]]) -> Any:
 # -- loading -----------------------------------------------------------------------------
 
 
-_LOADED: dict[tuple[str, str, str, str, str, tuple[Example, ...]], Adapter] = {}
+_LOADED: dict[tuple[str, str, str, str, str, tuple[Example, ...], str], Adapter] = {}
 
 
 def resolve_dtype(dtype: str, device: str) -> str:
@@ -452,22 +478,30 @@ def load(
     system: str = DEFAULT_SYSTEM,
     prompt: str = DEFAULT_PROMPT,
     examples: Sequence[Example] = (),
+    avoid_hint: str = "",
     progress: ProgressCallback | None = None,
 ) -> Adapter:
     """An adapter for a preset, a local folder or GGUF file, or (with network) a hub id.
 
-    A process loads a model once per (model, dtype, device, system, prompt, examples): a
-    second pipeline or decoder with the same model shares the weights already in memory.
+    A process loads a model once per (model, dtype, device, system, prompt, examples, avoid
+    hint): a second pipeline or decoder with the same model shares the weights already in memory.
     """
     shots = tuple((str(a), str(b)) for a, b in examples)
-    key = (name_or_path, resolve_dtype(dtype, device), device, system, prompt, shots)
+    key = (name_or_path, resolve_dtype(dtype, device), device, system, prompt, shots, avoid_hint)
     if key not in _LOADED:
-        _LOADED[key] = _load(name_or_path, key[1], device, system, prompt, shots, progress)
+        _LOADED[key] = _load(name_or_path, key[1], device, system, prompt, shots, avoid_hint, progress)
     return _LOADED[key]
 
 
 def _load(
-    name_or_path: str, dtype: str, device: str, system: str, prompt: str, examples: tuple[Example, ...], progress: ProgressCallback | None
+    name_or_path: str,
+    dtype: str,
+    device: str,
+    system: str,
+    prompt: str,
+    examples: tuple[Example, ...],
+    avoid_hint: str,
+    progress: ProgressCallback | None,
 ) -> Adapter:
     import torch
     import transformers
@@ -492,7 +526,7 @@ def _load(
     model.to(device)
     if config.is_encoder_decoder:
         return Seq2SeqAdapter(model, tokenizer, _end_ids(model, tokenizer))
-    return ChatAdapter(model, tokenizer, _end_ids(model, tokenizer), system, prompt, examples)
+    return ChatAdapter(model, tokenizer, _end_ids(model, tokenizer), system, prompt, examples, avoid_hint)
 
 
 def _local_source(name_or_path: str, progress: ProgressCallback | None) -> Path | str:

@@ -47,7 +47,7 @@ from spanaug_core.protocols import DecoderConfig, ProgressCallback, ProgressEven
 from spanaug_core.scheduling import ListSource
 from spanaug_core.text import contains_phrase, find_all, is_content_word, tokenize
 from spanaug_core.types import Candidate, DecodeRequest
-from spanaug_decoders.adapters import DEFAULT_PROMPT, DEFAULT_SYSTEM, FEW_SHOT, Adapter, ChatAdapter, load
+from spanaug_decoders.adapters import DEFAULT_AVOID_HINT, DEFAULT_PROMPT, DEFAULT_SYSTEM, FEW_SHOT, Adapter, ChatAdapter, load
 
 DEFAULT_MODEL = "qwen2.5-coder-1.5b-instruct"
 
@@ -181,6 +181,10 @@ class HFDecoderConfig(DecoderConfig):
         default=list(FEW_SHOT),
         description="chat models: (sentence, paraphrase) turns shown before the sentence (few-shot; [] for none)",
     )
+    avoid_hint: str = Field(
+        default=DEFAULT_AVOID_HINT,
+        description="chat models: said after the sentence when it has avoid phrases, which fill {avoid} (\"\" for none)",
+    )
 
 
 class _HFDecoder:
@@ -209,6 +213,7 @@ class _HFDecoder:
                 system=self.config.system,
                 prompt=self.config.prompt,
                 examples=self.config.examples,
+                avoid_hint=self.config.avoid_hint,
                 progress=self.progress,
             )
         return self._adapter
@@ -340,7 +345,7 @@ class VDBADecoder(_HFDecoder):
                     requests[key] = request
                     engine.add(
                         key,
-                        request.text,
+                        request,
                         PositiveTrie.from_alternatives(self.encode(request.constraints.include)),
                         NegativeTrie([v for alts in self.encode(request.constraints.avoid) for v in alts]),
                         self.max_length([request.text]),
@@ -404,7 +409,7 @@ class HFBeamDecoder(_HFDecoder):
         k = self.config.beam_size
         for avoid, idxs in by_avoid.items():
             texts = [batch[i].text for i in idxs]
-            sources = [adapter.render(t) for t in texts] if isinstance(adapter, ChatAdapter) else texts
+            sources = [adapter.render(t, avoid) for t in texts] if isinstance(adapter, ChatAdapter) else texts
             enc = adapter.tokenizer(sources, return_tensors="pt", padding=True, add_special_tokens=not isinstance(adapter, ChatAdapter))
             enc = enc.to(adapter.device)
             bad = [v for alts in self.encode(avoid) for v in alts]

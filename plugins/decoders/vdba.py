@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from spanaug_core.types import DecodeRequest
 from spanaug_decoders.tries import NegativeBatchState, NegativeTrie, PositiveBatchState, PositiveTrie, TrieTable
 
 if TYPE_CHECKING:
@@ -121,9 +122,9 @@ class BeamSearch:
         """Sentences live or waiting to start."""
         return len(self.sentences) + len(self.waiting)
 
-    def add(self, key: int, text: str, positive: PositiveTrie, negative: NegativeTrie, max_length: int) -> None:
-        """Queue a sentence; it starts at the next ``step``."""
-        self.waiting.append((text, _Sentence(key, positive, negative, max_length)))
+    def add(self, key: int, request: DecodeRequest, positive: PositiveTrie, negative: NegativeTrie, max_length: int) -> None:
+        """Queue a sentence; it starts at the next ``step`` (the session prompts on ``request``)."""
+        self.waiting.append((request, _Sentence(key, positive, negative, max_length)))
 
     def step(self) -> list[tuple[int, list[Hypothesis]]]:
         """One token for every sentence; the sentences that finished, hypotheses best first."""
@@ -215,10 +216,10 @@ class BeamSearch:
         import torch
 
         k, device = self.k, self.device
-        texts = [text for text, _ in self.waiting]
+        requests = [request for request, _ in self.waiting]
         new = [sent for _, sent in self.waiting]
         self.waiting = []
-        first = self.session.add(texts, k)  # [n, V]
+        first = self.session.add(requests, k)  # [n, V]
         b0 = len(self.sentences)
         self.sentences.extend(new)
         self.finished.extend([] for _ in new)
@@ -250,18 +251,18 @@ def search(
     end_ids: Sequence[int],
     options: SearchOptions,
     max_length: int,
-    texts: Sequence[str] | None = None,
+    requests: Sequence[DecodeRequest] | None = None,
 ) -> list[list[Hypothesis]]:
     """Beam-search B sentences together under their tries; finished hypotheses per sentence, best first.
 
-    ``positive``/``negative`` hold one trie per sentence; ``texts`` are the sentences
-    (what the session encodes; None for sessions that ignore them, as test doubles do).
+    ``positive``/``negative`` hold one trie per sentence; ``requests`` are the sentences
+    (what the session prompts on; None for sessions that ignore them, as test doubles do).
     Every sentence may generate ``max_length`` tokens.
     """
     engine = BeamSearch(session, end_ids, options)
-    texts = texts if texts is not None else [""] * len(positive)
-    for i, (text, p, n) in enumerate(zip(texts, positive, negative, strict=True)):
-        engine.add(i, text, p, n, max_length)
+    requests = requests if requests is not None else [DecodeRequest(text="")] * len(positive)
+    for i, (request, p, n) in enumerate(zip(requests, positive, negative, strict=True)):
+        engine.add(i, request, p, n, max_length)
     out: list[list[Hypothesis]] = [[] for _ in positive]
     while len(engine):
         for i, hyps in engine.step():

@@ -58,7 +58,8 @@ SOURCES = ["the cat sat on the mat", "a small bird saw the big red house and ran
 
 def _greedy(adapter, texts, n):
     k1 = SearchOptions.of(VDBADecoder.Config(beam_size=1))
-    found = search(adapter.start(), [PositiveTrie([]) for _ in texts], [NegativeTrie([]) for _ in texts], adapter.end_ids, k1, n, texts)
+    requests = [DecodeRequest(text=t) for t in texts]
+    found = search(adapter.start(), [PositiveTrie([]) for _ in texts], [NegativeTrie([]) for _ in texts], adapter.end_ids, k1, n, requests)
     return [list(hyps[0].tokens) for hyps in found]
 
 
@@ -249,7 +250,7 @@ def _steps(adapter: ChatAdapter, shared: bool, groups: list[list[str]], k: int =
     out, rows = [], 0
     for group in groups:
         parts = [session.logprobs()] if rows else []
-        parts.append(session.add(group, k).repeat_interleave(k, dim=0))
+        parts.append(session.add([DecodeRequest(text=t) for t in group], k).repeat_interleave(k, dim=0))
         out.append(torch.cat(parts))
         rows += len(group) * k
         tokens = torch.arange(rows) % 5 + 3  # any tokens: the same for both paths
@@ -265,7 +266,7 @@ def test_shared_prefix_gives_the_logits_of_the_whole_prompt(prompted):
     for a, b in zip(shared, whole, strict=True):
         assert a.shape == b.shape and torch.allclose(a, b, atol=1e-5)
     session = prompted.start()
-    session.add(["the cat sat on the mat"], 1)
+    session.add([DecodeRequest(text="the cat sat on the mat")], 1)
     assert session.prefilled == len(prompted.prompt_ids("the cat sat on the mat")) - 3  # the prefix ran once, before
 
 
@@ -315,7 +316,7 @@ def _stepped_logprob(adapter, text: str, output: str) -> float:
     """``output`` then an end token scored one step at a time through a decoding session."""
     ids = adapter.tokenizer(output, add_special_tokens=False)["input_ids"]
     session = adapter.start()
-    logprobs = session.add([text], 1)
+    logprobs = session.add([DecodeRequest(text=text)], 1)
     total = 0.0
     for token in ids:
         total += float(logprobs[0, token])
@@ -382,6 +383,21 @@ def test_few_shot_examples_come_before_the_sentence_and_share_the_prefix(tokeniz
     # The examples belong to the constant start, so the prefix cache holds them.
     assert len(shots.prefix_ids) == len(shots.prompt_ids("red house")) - 4  # less "saw", "red", "house", "and"
     assert shots.prompt_ids("red house")[: len(shots.prefix_ids)] == shots.prefix_ids
+
+
+def test_the_avoid_hint_names_each_avoided_phrase_once_after_the_sentence(tokenizer):
+    plain = tiny_llama(tokenizer, 2, "the small dog saw {text} and")
+    hinted = ChatAdapter(plain.model, tokenizer, [EOS], system="", prompt=plain.prompt, avoid_hint=" not {avoid}")
+    assert hinted.render("red house", ["house", "House", "houses"]) == 'the small dog saw red house and not "house", "houses"'
+    assert hinted.render("red house") == plain.render("red house")  # nothing avoided: no hint
+    assert ChatAdapter(plain.model, tokenizer, [EOS], system="", prompt=plain.prompt).render("red house", ["house"]) == plain.render("red house")
+    # The session prompts on the hint too; the shared prefix is unchanged.
+    assert hinted.prefix_ids == plain.prefix_ids
+    session = hinted.start()
+    session.add([DecodeRequest(text="red house", constraints=Constraints(avoid=("house",)))], 1)
+    assert session.prefilled == len(hinted.prompt_ids("red house", ["house"])) - len(hinted.prefix_ids)
+    with pytest.raises(ConfigError, match="avoid hint must contain"):
+        ChatAdapter(plain.model, tokenizer, [EOS], system="", prompt=plain.prompt, avoid_hint="no placeholder")
 
 
 def test_an_invented_next_turn_counts_as_another_sentence():
