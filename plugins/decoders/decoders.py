@@ -34,12 +34,13 @@ from __future__ import annotations
 
 import math
 import re
+import string
 import time
 from collections.abc import Iterator, Sequence
 from functools import lru_cache
 from typing import ClassVar, Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from spanaug_core.errors import ConfigError
 from spanaug_core.flags import flag
@@ -185,6 +186,15 @@ class HFDecoderConfig(DecoderConfig):
         default=DEFAULT_AVOID_HINT,
         description="chat models: said after the sentence when it has avoid phrases, which fill {avoid} (\"\" for none)",
     )
+
+    @field_validator("avoid_hint")
+    @classmethod
+    def _one_placeholder(cls, hint: str) -> str:
+        # Checked here, before a model loads: a wrong placeholder would otherwise fail on the first request.
+        fields = {name for _, name, _, _ in string.Formatter().parse(hint) if name is not None}
+        if hint and fields != {"avoid"}:
+            raise ValueError(f"needs the placeholder {{avoid}} and no other (found {sorted(fields) or 'none'}), or \"\" for no hint")
+        return hint
 
 
 class _HFDecoder:

@@ -7,6 +7,7 @@ import json
 import pytest
 
 from spanaug_core.cli import main
+from spanaug_core.errors import ConfigError
 from spanaug_core.protocols import ConstrainedDecoder
 from spanaug_decoders.presets import PARAPHRASERS
 
@@ -21,6 +22,14 @@ def test_decoders_are_registered_and_satisfy_the_protocol(installed_registry):
     for name in ("vdba", "hf-beam"):
         decoder = installed_registry.create("decoder", name)
         assert isinstance(decoder, ConstrainedDecoder) and decoder.config.beam_size == 10
+
+
+def test_a_wrong_avoid_hint_is_refused_before_any_model_loads(installed_registry):
+    assert installed_registry.create("decoder", "vdba").config.avoid_hint.count("{avoid}") == 1
+    assert installed_registry.create("decoder", "vdba", avoid_hint="").config.avoid_hint == ""
+    for hint, found in (("Do not use {words}.", "'words'"), ("Do not use them.", "none"), ("{avoid} in {text}", "'avoid', 'text'")):
+        with pytest.raises(ConfigError, match=f"avoid_hint.*found \\[?{found}"):
+            installed_registry.create("decoder", "vdba", avoid_hint=hint)
 
 
 def test_decode_input_errors_name_the_line(tmp_path, capsys):
