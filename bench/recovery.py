@@ -12,27 +12,19 @@ a change to the search.
 
 from __future__ import annotations
 
-import argparse
 import platform
 from collections.abc import Callable
 
 import torch
 from decoder import SENTENCES
-from timing import best_of
+from timing import ab_parser, best_of
 
 from spanaug_core.plugins import create
 from spanaug_core.types import Constraints, DecodeRequest
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model", default="qwen2.5-coder-1.5b-instruct")
-    parser.add_argument("--beam", type=int, default=4)
-    parser.add_argument("--nbest", type=int, default=4)
-    parser.add_argument("--sentences", type=int, default=len(SENTENCES))
-    parser.add_argument("--rounds", type=int, default=2)
-    parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
-    args = parser.parse_args()
+    args = ab_parser(__doc__.splitlines()[0]).parse_args()
 
     requests = [DecodeRequest(text=text, constraints=Constraints(avoid=(avoid,))) for text, _, avoid in SENTENCES[: args.sentences]]
     options = {"model": args.model, "beam_size": args.beam, "device": args.device, "batch_size": len(requests)}

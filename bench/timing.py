@@ -7,6 +7,7 @@ best round of each is compared.
 
 from __future__ import annotations
 
+import argparse
 import time
 from collections.abc import Callable, Mapping
 
@@ -24,3 +25,17 @@ def best_of(rounds: int, runs: Mapping[str, Callable[[], object]], warm_up: bool
             run()
             best[name] = min(best[name], time.perf_counter() - start)
     return best
+
+
+def ab_parser(description: str) -> argparse.ArgumentParser:
+    """The options of a benchmark that decodes bench/decoder.py's sentences two ways in one process."""
+    import torch
+
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--model", default="qwen2.5-coder-1.5b-instruct")
+    parser.add_argument("--beam", type=int, default=4)
+    parser.add_argument("--nbest", type=int, default=4)
+    parser.add_argument("--sentences", type=int, default=None, help="how many of bench/decoder.py's sentences (default: all)")
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    return parser
