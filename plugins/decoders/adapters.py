@@ -22,6 +22,7 @@ first GGUF load), or a hub id when the network allows.
 from __future__ import annotations
 
 import hashlib
+import inspect
 import shutil
 import tempfile
 from abc import ABC, abstractmethod
@@ -99,6 +100,7 @@ class Adapter(ABC):
             raise ConfigError("the model has no end-of-sequence token; cannot tell where a paraphrase ends")
         # Some checkpoints pad the output layer beyond the tokenizer; those ids are never real tokens.
         self.vocab_size = int(model.get_output_embeddings().weight.shape[0])
+        self.cache_name = cache_name(model)
 
     @property
     def device(self) -> torch.device:
@@ -197,10 +199,10 @@ class _Seq2SeqSession:
                 encoder_outputs=self.encoder_out,
                 attention_mask=self.enc_mask,
                 decoder_input_ids=self.next_input,
-                past_key_values=self.cache,
                 use_cache=True,
+                **{self.adapter.cache_name: self.cache},
             )
-        self.cache = out.past_key_values
+        self.cache = getattr(out, self.adapter.cache_name)
         return torch.log_softmax(out.logits[:, -1].float(), dim=-1)
 
     def _keep_rows(self, rows: torch.Tensor) -> None:
@@ -292,7 +294,7 @@ class ChatAdapter(Adapter):
             ids, mask, past = self.encode_prompts([self.prompt_ids(text) + answer for (text, _), answer in zip(chunk, answers)])
             # Column -1 predicts the end; the len(answer) columns before it, the answer's tokens.
             keep = max(len(a) for a in answers) + 1
-            logits = _forward(self.model, ids, mask, past, keep).logits
+            logits = _forward(self, ids, mask, past, keep).logits
             out += [self._answer_logprob(row[keep - len(answer) - 1 :], answer) for row, answer in zip(logits, answers)]
         return out
 
@@ -342,7 +344,7 @@ class ChatAdapter(Adapter):
             ids = torch.tensor([self.prefix_ids], dtype=torch.long, device=self.device)
             with torch.inference_mode():
                 out = self.model(input_ids=ids, use_cache=True, logits_to_keep=1)
-            self._prefix_kv = _layers(out.past_key_values)
+            self._prefix_kv = _layers(getattr(out, self.cache_name))
         return self._prefix_kv
 
 
@@ -391,8 +393,8 @@ class _ChatSession:
         """Run ``ids`` [H, L] after ``past`` (mask [H, past + L]); last-position log-probabilities and the cache."""
         import torch
 
-        out = _forward(self.model, ids, mask, past, 1)
-        return torch.log_softmax(out.logits[:, -1].float(), dim=-1), out.past_key_values
+        out = _forward(self.adapter, ids, mask, past, 1)
+        return torch.log_softmax(out.logits[:, -1].float(), dim=-1), getattr(out, self.adapter.cache_name)
 
     def _join(self, layers: list[tuple[torch.Tensor, torch.Tensor]], mask: torch.Tensor) -> None:
         """Append rows (cache ``layers``, ``mask`` [n, T']) after the current ones, left-padding the shorter side."""
@@ -420,7 +422,7 @@ class _ChatSession:
         self.mask = torch.cat([pad(self.mask, 1), pad(mask, 1)])
 
 
-def _forward(model: Any, ids: torch.Tensor, mask: torch.Tensor, past: Any, keep: int) -> Any:
+def _forward(adapter: ChatAdapter, ids: torch.Tensor, mask: torch.Tensor, past: Any, keep: int) -> Any:
     """A chat model's forward pass over ``ids`` [n, L] after ``past`` (``mask`` [n, past + L],
     0 marks padding), with logits [n, keep, V] of the last ``keep`` columns only."""
     import torch
@@ -428,7 +430,18 @@ def _forward(model: Any, ids: torch.Tensor, mask: torch.Tensor, past: Any, keep:
     # Positions count real tokens only, as transformers' generate does with left padding.
     positions = (mask.cumsum(-1) - 1).clamp(min=0)[:, -ids.shape[1] :]
     with torch.inference_mode():
-        return model(input_ids=ids, attention_mask=mask, position_ids=positions, past_key_values=past, use_cache=True, logits_to_keep=keep)
+        return adapter.model(
+            input_ids=ids, attention_mask=mask, position_ids=positions, use_cache=True, logits_to_keep=keep, **{adapter.cache_name: past}
+        )
+
+
+def cache_name(model: Any) -> str:
+    """The name under which ``model`` takes its KV cache and returns it in its output.
+
+    transformers 5.24 renamed ``past_key_values`` to ``cache``. It still takes the old name,
+    but warns on every run and will drop it in 5.40. Earlier 5.x releases know only the old name.
+    """
+    return "cache" if "cache" in inspect.signature(model.forward).parameters else "past_key_values"
 
 
 def _layers(cache: Any) -> list[tuple[torch.Tensor, torch.Tensor]]:
