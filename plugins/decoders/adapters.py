@@ -468,6 +468,9 @@ def _cache(layers: list[tuple[torch.Tensor, torch.Tensor]]) -> Any:
 # -- loading -----------------------------------------------------------------------------
 
 
+# Weights per (model, dtype, device), and adapters per those plus the prompt settings: an
+# adapter with another prompt or hint is a few attributes over weights already in memory.
+_WEIGHTS: dict[tuple[str, str, str], tuple[Any, Any]] = {}
 _LOADED: dict[tuple[str, str, str, str, str, tuple[Example, ...], str], Adapter] = {}
 
 
@@ -496,26 +499,27 @@ def load(
 ) -> Adapter:
     """An adapter for a preset, a local folder or GGUF file, or (with network) a hub id.
 
-    A process loads a model once per (model, dtype, device, system, prompt, examples, avoid
-    hint): a second pipeline or decoder with the same model shares the weights already in memory.
+    A process loads a model's weights once per (model, dtype, device): a second pipeline or
+    decoder with the same model shares them, whatever its prompt settings.
     """
     shots = tuple((str(a), str(b)) for a, b in examples)
-    key = (name_or_path, resolve_dtype(dtype, device), device, system, prompt, shots, avoid_hint)
+    dtype = resolve_dtype(dtype, device)
+    key = (name_or_path, dtype, device, system, prompt, shots, avoid_hint)
     if key not in _LOADED:
-        _LOADED[key] = _load(name_or_path, key[1], device, system, prompt, shots, avoid_hint, progress)
+        if key[:3] not in _WEIGHTS:
+            _WEIGHTS[key[:3]] = _load(name_or_path, dtype, device, progress)
+        model, tokenizer = _WEIGHTS[key[:3]]
+        end_ids = _end_ids(model, tokenizer)
+        _LOADED[key] = (
+            Seq2SeqAdapter(model, tokenizer, end_ids)
+            if model.config.is_encoder_decoder
+            else ChatAdapter(model, tokenizer, end_ids, system, prompt, shots, avoid_hint)
+        )
     return _LOADED[key]
 
 
-def _load(
-    name_or_path: str,
-    dtype: str,
-    device: str,
-    system: str,
-    prompt: str,
-    examples: tuple[Example, ...],
-    avoid_hint: str,
-    progress: ProgressCallback | None,
-) -> Adapter:
+def _load(name_or_path: str, dtype: str, device: str, progress: ProgressCallback | None) -> tuple[Any, Any]:
+    """A model and its tokenizer, on ``device`` in ``dtype``."""
     import torch
     import transformers
 
@@ -537,9 +541,7 @@ def _load(
         except OSError as exc:
             raise SpanaugError(f"cannot load model '{name_or_path}' from {source}: {exc}") from exc
     model.to(device)
-    if config.is_encoder_decoder:
-        return Seq2SeqAdapter(model, tokenizer, _end_ids(model, tokenizer))
-    return ChatAdapter(model, tokenizer, _end_ids(model, tokenizer), system, prompt, examples, avoid_hint)
+    return model, tokenizer
 
 
 def _local_source(name_or_path: str, progress: ProgressCallback | None) -> Path | str:
