@@ -419,7 +419,8 @@ class HFBeamDecoder(_HFDecoder):
         k = self.config.beam_size
         for avoid, idxs in by_avoid.items():
             texts = [batch[i].text for i in idxs]
-            sources = [adapter.render(t, avoid) for t in texts] if isinstance(adapter, ChatAdapter) else texts
+            # Each request's own avoid list, in its order: the prompt vdba would give it.
+            sources = [adapter.render(batch[i].text, batch[i].constraints.avoid) for i in idxs] if isinstance(adapter, ChatAdapter) else texts
             enc = adapter.tokenizer(sources, return_tensors="pt", padding=True, add_special_tokens=not isinstance(adapter, ChatAdapter))
             enc = enc.to(adapter.device)
             bad = [v for alts in self.encode(avoid) for v in alts]
