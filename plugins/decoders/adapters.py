@@ -24,6 +24,7 @@ from __future__ import annotations
 import hashlib
 import inspect
 import shutil
+import string
 import tempfile
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
@@ -67,6 +68,14 @@ FEW_SHOT: tuple[Example, ...] = (
         "Play in the second test at Colombo was stopped by rain.",
     ),
 )
+
+
+def avoid_hint_problem(hint: str) -> str | None:
+    """What is wrong with an avoid hint template, or None: it needs ``{avoid}`` and no other placeholder, or is ""."""
+    fields = {name for _, name, _, _ in string.Formatter().parse(hint) if name is not None}
+    if hint and fields != {"avoid"}:
+        return f"the avoid hint must contain the placeholder {{avoid}} and no other (found {sorted(fields) or 'none'}), or be \"\" for no hint"
+    return None
 
 
 class Session(Protocol):
@@ -247,8 +256,8 @@ class ChatAdapter(Adapter):
         super().__init__(model, tokenizer, [*end_ids, *breaks])
         if "{text}" not in prompt:
             raise ConfigError(f"the prompt template must contain {{text}} (got {prompt!r})")
-        if avoid_hint and "{avoid}" not in avoid_hint:
-            raise ConfigError(f"the avoid hint must contain {{avoid}} or be empty (got {avoid_hint!r})")
+        if problem := avoid_hint_problem(avoid_hint):
+            raise ConfigError(f"{problem} (got {avoid_hint!r})")
         self.system, self.prompt, self.examples, self.avoid_hint = system, prompt, tuple(examples), avoid_hint
         self._prefix_ids: list[int] | None = None
         self._prefix_kv: list[tuple[torch.Tensor, torch.Tensor]] | None = None
@@ -256,7 +265,7 @@ class ChatAdapter(Adapter):
         if tokenizer.pad_token_id is None:
             tokenizer.pad_token = tokenizer.eos_token
 
-    def request(self, text: str, avoid: Sequence[str] = ()) -> str:
+    def message(self, text: str, avoid: Sequence[str] = ()) -> str:
         """The user's message for one sentence: the prompt, then the avoid hint naming the
         avoided phrases once each (case folded: "Bought" and "bought" are one word to a reader)."""
         message = self.prompt.format(text=text)
@@ -269,12 +278,12 @@ class ChatAdapter(Adapter):
         """The prompt string for one sentence (the answer is generated after it): the system
         message, each example as a user turn and its answer, then the sentence's user turn."""
         if not getattr(self.tokenizer, "chat_template", None):
-            shots = "".join(f"{self.request(source)}\n{answer}\n\n" for source, answer in self.examples)
-            return shots + self.request(text, avoid)
+            shots = "".join(f"{self.message(source)}\n{answer}\n\n" for source, answer in self.examples)
+            return shots + self.message(text, avoid)
         messages = [{"role": "system", "content": self.system}] if self.system else []
         for source, answer in self.examples:
-            messages += [{"role": "user", "content": self.request(source)}, {"role": "assistant", "content": answer}]
-        messages.append({"role": "user", "content": self.request(text, avoid)})
+            messages += [{"role": "user", "content": self.message(source)}, {"role": "assistant", "content": answer}]
+        messages.append({"role": "user", "content": self.message(text, avoid)})
         return self.tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
 
     def start(self, share_prefix: bool = True) -> Session:

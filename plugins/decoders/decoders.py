@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import math
 import re
-import string
 import time
 from collections.abc import Iterator, Sequence
 from functools import lru_cache
@@ -48,7 +47,16 @@ from spanaug_core.protocols import DecoderConfig, ProgressCallback, ProgressEven
 from spanaug_core.scheduling import ListSource
 from spanaug_core.text import contains_phrase, find_all, is_content_word, tokenize
 from spanaug_core.types import Candidate, DecodeRequest
-from spanaug_decoders.adapters import DEFAULT_AVOID_HINT, DEFAULT_PROMPT, DEFAULT_SYSTEM, FEW_SHOT, Adapter, ChatAdapter, load
+from spanaug_decoders.adapters import (
+    DEFAULT_AVOID_HINT,
+    DEFAULT_PROMPT,
+    DEFAULT_SYSTEM,
+    FEW_SHOT,
+    Adapter,
+    ChatAdapter,
+    avoid_hint_problem,
+    load,
+)
 
 DEFAULT_MODEL = "qwen2.5-coder-1.5b-instruct"
 
@@ -191,9 +199,8 @@ class HFDecoderConfig(DecoderConfig):
     @classmethod
     def _one_placeholder(cls, hint: str) -> str:
         # Checked here, before a model loads: a wrong placeholder would otherwise fail on the first request.
-        fields = {name for _, name, _, _ in string.Formatter().parse(hint) if name is not None}
-        if hint and fields != {"avoid"}:
-            raise ValueError(f"needs the placeholder {{avoid}} and no other (found {sorted(fields) or 'none'}), or \"\" for no hint")
+        if problem := avoid_hint_problem(hint):
+            raise ValueError(problem)
         return hint
 
 
