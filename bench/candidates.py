@@ -30,7 +30,7 @@ from spanaug_core.cli import main as spanaug
 
 def dump(input_path: Path, out: Path, run_args: list[str]) -> None:
     rows: list[dict[str, Any]] = []
-    original = pipeline.choose
+    original = pipeline.ranked_choices
 
     def recording(attempt: Any, keep: str, weights: dict[str, float], copies: bool) -> Any:
         job = attempt.job
@@ -57,7 +57,7 @@ def dump(input_path: Path, out: Path, run_args: list[str]) -> None:
             })
         return original(attempt, keep, weights, copies)
 
-    pipeline.choose = recording
+    pipeline.ranked_choices = recording
     with tempfile.TemporaryDirectory() as folder:
         code = spanaug(["run", "--dataset", "jsonl", "--input", str(input_path), "--output", str(Path(folder) / "run"), *run_args])
         if code:

@@ -68,6 +68,11 @@ class PipelineSettings(BaseModel):
         "over the record scores named here (alignment, adequacy, paraphrase_fluency...; ties: the decoder's order); "
         "a score no component gives is an error",
     )
+    filter_candidates: bool = Field(
+        default=True,
+        description="with filters, a round whose best candidate they drop keeps the next best they accept "
+        "(false: the best is filtered alone, as in the paper, and the round keeps nothing when it is dropped)",
+    )
     keep: Literal["include", "align", "drop"] = Field(
         default="align",
         description="how kept spans survive: align = no constraint, located by the aligner; "
@@ -88,7 +93,7 @@ class PipelineSettings(BaseModel):
 
 # Settings added after runs could already be resumed, with the value that reproduces what a
 # run started before them did (a resumed run must go on as it began).
-BEFORE_ADDED: dict[str, Any] = {"avoid_words": False, "rerank": {"alignment": 1.0}, "min_words": 0, "keep_copies": False}
+BEFORE_ADDED: dict[str, Any] = {"avoid_words": False, "rerank": {"alignment": 1.0}, "min_words": 0, "keep_copies": False, "filter_candidates": False}
 
 
 class RunConfig(PipelineSettings):

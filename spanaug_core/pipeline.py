@@ -4,7 +4,8 @@ For every span to rewrite (a *job*) the loop repeats: decode an n-best list of t
 sentence under (all avoid phrases so far, the include phrases of the kept spans); align
 the span into the top-M candidates; let the scoring filters score them (adequacy...);
 keep the candidate whose scores, weighted by ``rerank``, sum highest (the paper keeps the
-one the aligner likes best: ``rerank={"alignment": 1}``); emit it as an ``Augmented``
+one the aligner likes best: ``rerank={"alignment": 1}``) among those the filters accept
+(``filter_candidates``; the paper filters only the kept one); emit it as an ``Augmented``
 record; add the aligned phrase's expansions to the avoid set. A job
 stops early when nothing aligns, when the decoder finds nothing, or when the avoid set
 stops growing, and the reason is reported.
@@ -156,6 +157,7 @@ class RunStats:
     skipped: int = 0
     accepted: int = 0
     rejected: int = 0
+    filtered_choices: int = 0
     stopped: Counter[str] = field(default_factory=Counter)
     decode_calls: int = 0
     candidates: int = 0
@@ -170,6 +172,7 @@ class RunStats:
             "skipped_examples": self.skipped,
             "accepted": self.accepted,
             "rejected": self.rejected,
+            "filtered_choices": self.filtered_choices,
             "stopped": dict(self.stopped),
             "decode_calls": self.decode_calls,
             "candidates": self.candidates,
@@ -185,6 +188,7 @@ class RunStats:
         self.skipped = saved.get("skipped_examples", 0)
         self.accepted = saved.get("accepted", 0)
         self.rejected = saved.get("rejected", 0)
+        self.filtered_choices = saved.get("filtered_choices", 0)
         self.stopped = Counter(saved.get("stopped", {}))
         self.decode_calls = saved.get("decode_calls", 0)
         self.candidates = saved.get("candidates", 0)
@@ -392,31 +396,30 @@ def keepable(
     return span, kept_score if job.span is None else score, kept
 
 
-def choose(attempt: _Attempt, keep: str, weights: dict[str, float], copies: bool) -> tuple[_Choice | None, str]:
-    """The candidate an attempt keeps, or None and the reason its job stops (a pure function).
+def ranked_choices(attempt: _Attempt, keep: str, weights: dict[str, float], copies: bool) -> tuple[list[_Choice], str]:
+    """The candidates an attempt may keep, best first, or none and the reason its job stops (a pure function).
 
-    Among the :func:`keepable` candidates, the one whose scores weighted by ``weights`` sum
-    highest, ties going to the decoder's order.
+    The :func:`keepable` candidates, by their scores weighted by ``weights`` (highest
+    first), ties going to the decoder's order.
     """
     job = attempt.job
     if not attempt.nbest:
-        return None, "no-candidates"
-    best: tuple[float, _Choice] | None = None
+        return [], "no-candidates"
+    keyed: list[tuple[float, _Choice]] = []
     for rank, cand in enumerate(attempt.nbest):
         viable = keepable(attempt, rank, keep, copies)
         if viable is None:
             continue
         span, score, kept = viable
         scores = candidate_scores(cand, score, rank, attempt.scored[rank] if attempt.scored else {})
-        key = rerank_key(scores, weights)
-        if best is None or key > best[0]:
-            best = (key, _Choice(cand, rank, span, kept, scores))
-    if best is not None:
-        return best[1], ""
+        keyed.append((rerank_key(scores, weights), _Choice(cand, rank, span, kept, scores)))
+    if keyed:
+        # A stable sort on the key alone: equal keys stay in the decoder's order.
+        return [choice for _, choice in sorted(keyed, key=lambda pair: -pair[0])], ""
     if job.span is None:
-        return None, "no-new-candidates"
+        return [], "no-new-candidates"
     aligned_any = any(found is not None and found.span is not None for found in attempt.target[: len(attempt.nbest)])
-    return None, "kept-spans-lost" if aligned_any else "no-alignment"
+    return [], "kept-spans-lost" if aligned_any else "no-alignment"
 
 
 def first_rejection(filters: Sequence[Filter], record: Augmented, context: FilterContext) -> str | None:
@@ -757,33 +760,48 @@ class Pipeline:
                     forms += word_forms
         return forms
 
-    def _advance(self, attempt: _Attempt) -> list[Augmented | Rejection]:
-        """The outcomes of one attempt; updates the job (avoid set, stop, chained sentence)."""
-        job, example = attempt.job, attempt.run.example
-        choice, why = choose(attempt, self.settings.keep, self.settings.rerank, self.settings.keep_copies)
-        if choice is None:
-            job.stopped = why
-            self.stats.stopped[why] += 1
-            return [Rejection(example.id, job.target, job.iteration, why, job.constraints)]
-        cand = choice.candidate
+    def _record(self, job: _Job, example: Example, choice: _Choice) -> Augmented:
+        """The record a round writes if it keeps ``choice``: the candidate with its target and kept spans."""
         spans = list(choice.kept)
         if job.target is not None and choice.span is not None:
             spans.append((job.target, example.spans[job.target].moved(*choice.span)))
         spans.sort(key=lambda pair: pair[0])
         stem = example.id if job.target is None else f"{example.id}/s{job.target}"
-        record = Augmented(
+        return Augmented(
             id=f"{stem}/it{job.iteration}",
             source_id=example.id,
             target=job.target,
             iteration=job.iteration,
-            tokens=cand.tokens,
-            text=cand.text,
+            tokens=choice.candidate.tokens,
+            text=choice.candidate.text,
             spans=tuple(sp for _, sp in spans),
             scores=choice.scores,
             constraints=job.constraints,
             components=self.components,
         )
-        reason = first_rejection(self.filters, record, FilterContext(source=example, previous_texts=frozenset(attempt.run.seen)))
+
+    def _advance(self, attempt: _Attempt) -> list[Augmented | Rejection]:
+        """The outcomes of one attempt; updates the job (avoid set, stop, chained sentence)."""
+        job, example = attempt.job, attempt.run.example
+        choices, why = ranked_choices(attempt, self.settings.keep, self.settings.rerank, self.settings.keep_copies)
+        if not choices:
+            job.stopped = why
+            self.stats.stopped[why] += 1
+            return [Rejection(example.id, job.target, job.iteration, why, job.constraints)]
+        context = FilterContext(source=example, previous_texts=frozenset(attempt.run.seen))
+        choice = choices[0]
+        record = self._record(job, example, choice)
+        reason = first_rejection(self.filters, record, context)
+        if reason is not None and self.settings.filter_candidates:
+            # The runners-up, best first: the round keeps the first the filters accept. When
+            # they accept none, the round rejects its best, as it does without this setting.
+            for other in choices[1:]:
+                other_record = self._record(job, example, other)
+                if first_rejection(self.filters, other_record, context) is None:
+                    choice, record, reason = other, other_record, None
+                    self.stats.filtered_choices += 1
+                    break
+        cand = choice.candidate
         attempt.run.seen.add(cand.text)
         out: list[Augmented | Rejection] = []
         if reason is None:

@@ -102,6 +102,36 @@ def test_filters_reject_but_the_loop_goes_on() -> None:
     assert rejected[0].reason == "max-iteration: iteration 3 > 2"
 
 
+class _RejectWord:
+    """A filter that drops any record containing its word."""
+
+    name = "no-word"
+
+    def __init__(self, word: str) -> None:
+        self.word = word
+
+    def check(self, record, context):
+        return f"has {self.word!r}" if self.word in record.tokens else None
+
+
+def test_a_round_keeps_the_best_candidate_the_filters_accept() -> None:
+    pipe = make(iterations=1, filters=[_RejectWord("confirm")])
+    (record,) = list(pipe.run([corroborate()]))
+    # The aligner's favourite (the decoder's first, "confirm") is dropped; its runner-up is kept.
+    assert record.tokens[3] == "verify" and record.scores["rank"] == 1.0
+    assert pipe.stats.filtered_choices == 1 and pipe.stats.rejected == 0
+    # The avoid set grows from the kept word, not the dropped one: round 2 offers "confirm"
+    # again (dropped again) and keeps the next, "support".
+    pipe = make(iterations=2, filters=[_RejectWord("confirm")])
+    assert [r.tokens[3] for r in pipe.run([corroborate()])] == ["verify", "support"]
+    # Off, the best candidate alone is filtered, and the round keeps nothing (the paper's order).
+    pipe = make(iterations=1, filters=[_RejectWord("confirm")], filter_candidates=False)
+    outcomes = list(pipe.outcomes([corroborate()]))
+    (rejected,) = [o for o in outcomes if isinstance(o, Rejection)]
+    assert rejected.reason == "no-word: has 'confirm'" and rejected.record.tokens[3] == "confirm"
+    assert pipe.stats.filtered_choices == 0 and pipe.stats.accepted == 0
+
+
 def test_whole_sentence_jobs_keep_entities_and_take_new_candidates() -> None:
     pipe = make(iterations=5, rewrite_roles=[])
     ex = Example(id="n", tokens=("Ann", "will", "buy", "it", "quickly", "."), spans=(Span(start=0, end=1, label="PER", role="entity"),))
