@@ -1,11 +1,11 @@
 """The ``wordnet`` filter: keep a record only when its rewritten span is near in meaning to the source span, by WordNet.
 
 The commonest wrong label among judged outputs is a fluent substitute of another sense:
-"love" for *appreciate*, "personnel" for *members*, "year" for *month*, "eyes" for
-*attention*. No sentence score sees them (the sentence still reads well and says nearly
-the same), but WordNet can: the new span must share a synset with the source span, or
-sit one hypernym, hyponym, similar-to, verb-group, derivation, also-see or attribute link
-away from one (``WordNet.related``). Siblings under one hypernym (month and year,
+"love" for *appreciate*, "personnel" for *members*, "year" for *month*. No sentence
+score sees them (the sentence still reads well and says nearly the same), but WordNet
+can: the new span must share a synset with the source span, or sit one hypernym,
+hyponym, similar-to, verb-group, derivation, also-see or attribute link away from one
+(``WordNet.related``). Siblings under one hypernym (month and year,
 uranium and plutonium) are two links apart and so are dropped. The check is
 task-agnostic: it compares the two spans' words, for FrameNet targets and SRL predicates
 alike; FrameNet records can also be held to their frame's lexicon (``frame-lexicon``).
