@@ -78,17 +78,21 @@ class WordNet:
             found = set().union(*(of(w) for w in words if is_content_word(w)))
         return found
 
-    def related(self, a: str, b: str) -> bool | None:
-        """Whether ``b`` can stand in for ``a``: a synset in common, or one ``NEAR`` relation
-        from a synset of either to one of the other. None when WordNet knows neither or only one."""
+    def related(self, a: str, b: str, links: int = 1) -> bool | None:
+        """Whether ``b`` can stand in for ``a``: a synset in common, or (``links`` 1) one ``NEAR``
+        relation from a synset of either to one of the other, or (``links`` 2) a synset near
+        both, which lets siblings under one hypernym through (month and year). None when
+        WordNet knows neither or only one."""
         sa, sb = self.senses(a), self.senses(b)
         if not sa or not sb:
             return None
-        if sa & sb:
-            return True
-        return any(n in sb for pos, offset in sa for n in self.near[pos].get(offset, ())) or any(
-            n in sa for pos, offset in sb for n in self.near[pos].get(offset, ())
-        )
+        if links == 2:
+            return bool(self.neighbourhood(sa) & self.neighbourhood(sb))
+        return bool(sa & sb or self.neighbourhood(sa) & sb or sa & self.neighbourhood(sb))
+
+    def neighbourhood(self, senses: set[Sense]) -> set[Sense]:
+        """``senses`` and every synset one ``NEAR`` relation away from one of them."""
+        return senses | {n for pos, offset in senses for n in self.near[pos].get(offset, ())}
 
 
 @lru_cache(maxsize=2)

