@@ -60,9 +60,11 @@ def _now() -> str:
 class RunStore:
     """The files of one run in ``out_dir``; see the module docstring for the commit protocol."""
 
-    def __init__(self, out_dir: Path, config: RunConfig) -> None:
+    def __init__(self, out_dir: Path, config: RunConfig, options: dict[str, Any] | None = None) -> None:
+        """``options``: every component option with its default filled in (``run.component_options``)."""
         self.dir = Path(out_dir)
         self.config = config
+        self.options = options
         self.manifest: dict[str, Any] = {}
         self._files: dict[str, IO[str]] = {}
         self._t0 = time.monotonic()
@@ -109,6 +111,7 @@ class RunStore:
                 "created": _now(),
                 "config": self.config.model_dump(mode="json"),
                 "fingerprint": self.config.fingerprint(),
+                **({"options": self.options} if self.options is not None else {}),
             }
         for key, name in (("augmented_bytes", AUGMENTED), ("rejected_bytes", REJECTED)):
             if name == REJECTED and not self.config.write_rejected:
@@ -145,18 +148,35 @@ class RunStore:
         self._lock = handle
 
     def _check_same_config(self) -> None:
+        """Refuse a resume that would go on under other settings or component options than the run began with.
+
+        Since the manifest keeps every component option with its default filled in, the
+        components are compared by those: a default that a newer spanaug changed (the
+        decoder's prompt, a filter's threshold) is caught, and writing out a value the run
+        had by default is no change. A run from before that compares the options as written.
+        """
         before = self.manifest.get("fingerprint", {})
         now = self.config.fingerprint()
         # A setting added to spanaug after the run started counts as what the run did without it.
         defaults = {**type(self.config)().fingerprint(), **BEFORE_ADDED}
-        changed = sorted(k for k in set(before) | set(now) if before.get(k, defaults.get(k)) != now.get(k))
+        options_then = self.manifest.get("options")
+        if options_then is not None and self.options is not None:
+            before, now, defaults = _names(before), _names(now), _names(defaults)
+        changed = {k: (before.get(k, defaults.get(k)), now.get(k)) for k in sorted(set(before) | set(now))}
+        if options_then is not None and self.options is not None:
+            then, current = _flat(options_then), _flat(self.options)
+            # An option either side lacks (added since, or a component renamed) is not compared.
+            changed.update({k: (then[k], current[k]) for k in sorted(then.keys() & current.keys())})
+        changed = {k: pair for k, pair in changed.items() if pair[0] != pair[1]}
         if changed:
             # The values too: a default that changed between versions (keep became "align")
             # is otherwise a mystery to a user who never set it.
-            what = "; ".join(f"{k}: the run had {before.get(k, defaults.get(k))!r}, now {now.get(k)!r}" for k in changed)
+            what = "; ".join(f"{k}: the run had {a!r}, now {b!r}" for k, (a, b) in changed.items())
             raise RunStateError(
                 f"cannot resume {self.dir}: the run config differs in {', '.join(changed)} ({what}); "
-                "resume with the same settings (e.g. --set KEY=VALUE), or start a new --output"
+                "resume with the run's values (e.g. --set KEY=VALUE; a filter's option in --set 'filters=[...]'), "
+                f"or start a new --output. The run began with spanaug {self.manifest.get('spanaug_version', '?')}; "
+                f"this is {__version__}"
             )
 
     # -- writing --------------------------------------------------------------------
@@ -240,6 +260,28 @@ class RunStore:
             "elapsed_s": round(self._elapsed_before + time.monotonic() - self._t0, 3),
         }
         replace_json(self.dir / MANIFEST, self.manifest, indent=2)
+
+
+_COMPONENTS = ("dataset", "expander", "decoder", "aligner")
+
+
+def _names(fingerprint: dict[str, Any]) -> dict[str, Any]:
+    """A fingerprint with its components reduced to their names (their options are compared in full apart)."""
+    named = {k: v.get("name") for k, v in fingerprint.items() if k in _COMPONENTS and isinstance(v, dict)}
+    if isinstance(fingerprint.get("filters"), list):
+        named["filters"] = [f.get("name") if isinstance(f, dict) else f for f in fingerprint["filters"]]
+    return {**fingerprint, **named}
+
+
+def _flat(tree: Any, prefix: str = "") -> dict[str, Any]:
+    """``{"decoder": {"beam_size": 4}, "filters": [{...}]}`` as ``{"decoder.beam_size": 4, "filters.0.name": ...}``."""
+    if isinstance(tree, dict):
+        items = tree.items()
+    elif isinstance(tree, list) and prefix.rstrip(".") == "filters":
+        items = ((str(i), v) for i, v in enumerate(tree))
+    else:
+        return {prefix.rstrip("."): tree}
+    return {k: v for key, value in items for k, v in _flat(value, f"{prefix}{key}.").items()}
 
 
 def _load_manifest(path: Path) -> tuple[Any, str]:

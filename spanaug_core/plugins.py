@@ -173,8 +173,17 @@ class Registry:
     def create(self, kind: str, name: str | type, /, config: ComponentConfig | dict[str, Any] | None = None, **options: Any) -> Any:
         """Build a component from its registered name (or its class) and options."""
         cls = self.get(kind, name) if isinstance(name, str) else name
-        siblings = {e.name: e.cls for e in self.entries(kind) if e.cls is not cls}
-        return build(cls, config, kind=_kind(kind), siblings=siblings, **options)
+        return build(cls, config, kind=_kind(kind), siblings=self._siblings(kind, cls), **options)
+
+    def resolve(self, kind: str, name: str, options: dict[str, Any]) -> ComponentConfig:
+        """The validated config ``create`` would build ``name`` with, every default filled in,
+        without building the component (no model is loaded)."""
+        cls = self.get(kind, name)
+        return validate_options(cls, dict(options), _kind(kind), self._siblings(kind, cls))
+
+    def _siblings(self, kind: str, cls: type) -> dict[str, type]:
+        """The kind's other components by name, so that an unknown option can name the one that has it."""
+        return {e.name: e.cls for e in self.entries(kind) if e.cls is not cls}
 
     # -- model presets ---------------------------------------------------------------
     def presets(self) -> dict[str, ModelPreset]:

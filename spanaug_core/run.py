@@ -125,13 +125,34 @@ def execute(
     reg = registry or default_registry()
     reader = reg.create("dataset", config.dataset.name, **config.dataset.options)
     engine = reg.create("engine", config.engine.name, **config.engine.options)
+    options = component_options(config, reg)
     with engine.start(config, reg, progress) as execution:
-        return _drive(config, reader, execution, resume)
+        return _drive(config, reader, execution, resume, options)
 
 
-def _drive(config: RunConfig, reader: Any, execution: Execution, resume: bool) -> RunSummary:
+def component_options(config: RunConfig, registry: Registry) -> dict[str, Any]:
+    """Every option of the run's dataset and components, defaults filled in.
+
+    The run config holds only what the user set; a default that changed in a newer spanaug
+    (the decoder's prompt, a filter's threshold) changes what a resumed run writes just as
+    much, so the manifest keeps these and ``--resume`` compares them.
+    """
+
+    def resolved(kind: str, spec: Any) -> dict[str, Any]:
+        return registry.resolve(kind, spec.name, spec.options).model_dump(mode="json")
+
+    return {
+        "dataset": resolved("dataset", config.dataset),
+        "expander": resolved("expander", config.expander),
+        "decoder": resolved("decoder", config.decoder),
+        "aligner": resolved("aligner", config.aligner),
+        "filters": [resolved("filter", spec) for spec in config.filters],
+    }
+
+
+def _drive(config: RunConfig, reader: Any, execution: Execution, resume: bool, options: dict[str, Any]) -> RunSummary:
     """Stream the input through ``execution`` into the run folder, committing at checkpoints."""
-    store = RunStore(config.output, config)
+    store = RunStore(config.output, config, options)
     committed = store.open(resume)
 
     def commit(in_flight: list[dict[str, Any]], pending: int = 0, last_read_id: str | None = None) -> None:

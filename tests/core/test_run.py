@@ -200,3 +200,44 @@ def test_a_run_started_before_a_setting_existed_resumes_as_it_began(run_registry
     with pytest.raises(RunStateError, match="differs in avoid_words"):
         execute(config_for(tmp_path), registry=run_registry, resume=True)
     assert execute(config, registry=run_registry, resume=True).status == "completed"
+
+
+def test_the_manifest_keeps_every_component_option_with_its_default(run_registry, tmp_path) -> None:
+    execute(config_for(tmp_path, filters=["copy", {"name": "max-iteration", "max_iteration": 2}]), registry=run_registry)
+    options = json.loads((tmp_path / "out" / "manifest.json").read_text())["options"]
+    assert options["expander"]["max_variants"] == 64  # not set: the default is written down
+    assert options["filters"][1] == {"max_iteration": 2}
+    assert set(options) == {"dataset", "expander", "decoder", "aligner", "filters"}
+
+
+def test_resume_refuses_a_component_default_that_changed_since_the_run_began(run_registry, tmp_path) -> None:
+    config = config_for(tmp_path, limit=4)
+    execute(config, registry=run_registry)
+    manifest_path = tmp_path / "out" / "manifest.json"
+    manifest = json.loads(manifest_path.read_text())
+    manifest["options"]["expander"]["max_variants"] = 32  # as if an older spanaug's default had been 32
+    manifest_path.write_text(json.dumps(manifest))
+    with pytest.raises(RunStateError, match=r"differs in expander\.max_variants \(expander\.max_variants: the run had 32, now 64\)"):
+        execute(config_for(tmp_path), registry=run_registry, resume=True)
+    # Setting the run's value goes on; it is no change of the settings the run wrote down.
+    assert execute(config_for(tmp_path, **{"expander.max_variants": 32}), registry=run_registry, resume=True).status == "completed"
+
+
+def test_resume_accepts_a_default_written_out_and_refuses_a_changed_filter_option(run_registry, tmp_path) -> None:
+    execute(config_for(tmp_path, limit=3, filters=["copy"]), registry=run_registry)
+    written_out = config_for(tmp_path, limit=6, filters=["copy"], **{"expander.max_variants": 64})
+    assert execute(written_out, registry=run_registry, resume=True).status == "completed"
+    changed = config_for(tmp_path, limit=9, filters=[{"name": "max-iteration", "max_iteration": 2}])
+    with pytest.raises(RunStateError, match=r"differs in filters \(filters: the run had \['copy'\], now \['max-iteration'\]\)"):
+        execute(changed, registry=run_registry, resume=True)
+
+
+def test_a_run_from_before_options_were_kept_still_resumes(run_registry, tmp_path) -> None:
+    execute(config_for(tmp_path, limit=4), registry=run_registry)
+    manifest_path = tmp_path / "out" / "manifest.json"
+    manifest = json.loads(manifest_path.read_text())
+    del manifest["options"]
+    manifest_path.write_text(json.dumps(manifest))
+    assert execute(config_for(tmp_path), registry=run_registry, resume=True).status == "completed"
+    with pytest.raises(RunStateError, match="differs in expander"):  # compared as written, as before
+        execute(config_for(tmp_path, **{"expander.max_variants": 64}), registry=run_registry, resume=True)
