@@ -26,6 +26,7 @@ import inspect
 import shutil
 import string
 import tempfile
+import weakref
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from pathlib import Path
@@ -229,6 +230,20 @@ class _Seq2SeqSession:
 _FORCED_ROWS = 8
 
 
+# Per tokenizer (and its size, should tokens be added): decoding a whole vocabulary takes
+# about 0.5 s for Qwen's, which every adapter over shared weights would otherwise repeat.
+_BREAKS: weakref.WeakKeyDictionary[Any, tuple[int, tuple[int, ...]]] = weakref.WeakKeyDictionary()
+
+
+def _line_break_ids(tokenizer: Any) -> tuple[int, ...]:
+    """The ids of the tokens whose text holds a line break."""
+    size = len(tokenizer)
+    if tokenizer not in _BREAKS or _BREAKS[tokenizer][0] != size:
+        pieces = tokenizer.batch_decode([[i] for i in range(size)])
+        _BREAKS[tokenizer] = (size, tuple(i for i, piece in enumerate(pieces) if "\n" in piece))
+    return _BREAKS[tokenizer][1]
+
+
 class ChatAdapter(Adapter):
     """A decoder-only chat model asked, through its chat template, to paraphrase.
 
@@ -251,9 +266,7 @@ class ChatAdapter(Adapter):
         # The answer is one line: a token with a line break ends it as the end-of-turn token
         # does. Otherwise a model whose end is held back (a positive constraint not yet met)
         # runs on into an invented next turn ("\nHuman: ...") and places the constraint there.
-        pieces = tokenizer.batch_decode([[i] for i in range(len(tokenizer))])
-        breaks = [i for i, piece in enumerate(pieces) if "\n" in piece]
-        super().__init__(model, tokenizer, [*end_ids, *breaks])
+        super().__init__(model, tokenizer, [*end_ids, *_line_break_ids(tokenizer)])
         if "{text}" not in prompt:
             raise ConfigError(f"the prompt template must contain {{text}} (got {prompt!r})")
         if problem := avoid_hint_problem(avoid_hint):
