@@ -50,6 +50,11 @@ class PipelineSettings(BaseModel):
         default=False, description="paraphrase the previous output instead of the original", json_schema_extra=flag("--chain")
     )
     rewrite_roles: list[str] = Field(default=["target"], description="span roles that are rewritten")
+    skip_labels: list[str] = Field(
+        default=[],
+        description="labels (shell patterns) of spans left alone though their role is rewritten: [be.*, do.*] spares "
+        "PropBank copulas and auxiliaries, whose paraphrases rarely keep the meaning (docs/quality.md)",
+    )
     keep_roles: list[str] = Field(default=["argument", "entity"], description="span roles carried into the paraphrase")
     avoid_words: bool = Field(
         default=True,

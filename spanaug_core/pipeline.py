@@ -31,6 +31,7 @@ contains the kept spans.
 
 from __future__ import annotations
 
+import fnmatch
 import time
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
@@ -650,8 +651,10 @@ class Pipeline:
         s = self.settings
         keepable = [(i, sp) for i, sp in enumerate(example.spans) if sp.role in s.keep_roles] if s.keep != "drop" else []
         jobs = []
-        for t, target in enumerate(example.spans):
-            if target.role not in s.rewrite_roles:
+        rewritten = [t for t, span in enumerate(example.spans) if span.role in s.rewrite_roles]
+        for t in rewritten:
+            target = example.spans[t]
+            if any(fnmatch.fnmatchcase(target.label, pattern) for pattern in s.skip_labels):
                 continue
             tspan = (target.start, target.end)
             # A kept span inside or across the target cannot be kept while the target changes.
@@ -670,7 +673,9 @@ class Pipeline:
                     include=self._includes(example.tokens, kept),
                 )
             )
-        if not jobs and keepable:
+        # A sentence with no span to rewrite is paraphrased whole; one whose spans were all
+        # skipped is not (its kept spans belong to a skipped target).
+        if not rewritten and keepable:
             whole = _Job(None, example.tokens, None, keepable, [], self._includes(example.tokens, keepable))
             if _free_words(whole) >= s.min_words:
                 jobs.append(whole)

@@ -142,6 +142,22 @@ def test_whole_sentence_jobs_keep_entities_and_take_new_candidates() -> None:
     assert pipe.stats.stopped == {"no-new-candidates": 1}
 
 
+def test_skip_labels_leaves_matching_targets_alone_and_does_not_paraphrase_their_sentence_whole() -> None:
+    copula = Example(
+        id="b",
+        tokens=("The", "panel", "will", "corroborate", "it", "."),
+        spans=(
+            Span(start=3, end=4, label="be.01", role="target", group="p"),
+            Span(start=0, end=2, label="ARG1", role="argument", group="p"),
+        ),
+    )
+    pipe = make(iterations=1, skip_labels=["be.*", "do.*"])
+    records = list(pipe.run([corroborate(), copula]))
+    assert [r.source_id for r in records] == ["ex0"]  # "Evidence" matches no pattern; "be.01" does
+    assert not pipe.decoder.calls[1:] and len(pipe.decoder.calls[0]) == 1
+    assert [r.source_id for r in make(iterations=1).run([copula])] == ["b"]  # by default it is rewritten
+
+
 def test_examples_are_decoded_in_batches_across_examples() -> None:
     pipe = make(iterations=2, batch_size=4)
     examples = [corroborate(i) for i in range(10)]
