@@ -160,10 +160,11 @@ class RunStore:
         # A setting added to spanaug after the run started counts as what the run did without it.
         defaults = {**type(self.config)().fingerprint(), **BEFORE_ADDED}
         options_then = self.manifest.get("options")
-        if options_then is not None and self.options is not None:
+        by_options = options_then is not None and self.options is not None
+        if by_options:
             before, now, defaults = _names(before), _names(now), _names(defaults)
         changed = {k: (before.get(k, defaults.get(k)), now.get(k)) for k in sorted(set(before) | set(now))}
-        if options_then is not None and self.options is not None:
+        if by_options:
             then, current = _flat(options_then), _flat(self.options)
             # An option either side lacks (added since, or a component renamed) is not compared.
             changed.update({k: (then[k], current[k]) for k in sorted(then.keys() & current.keys())})
@@ -274,7 +275,7 @@ def _names(fingerprint: dict[str, Any]) -> dict[str, Any]:
 
 
 def _flat(tree: Any, prefix: str = "") -> dict[str, Any]:
-    """``{"decoder": {"beam_size": 4}, "filters": [{...}]}`` as ``{"decoder.beam_size": 4, "filters.0.name": ...}``."""
+    """``{"decoder": {"beam_size": 4}, "filters": [{...}]}`` as ``{"decoder.beam_size": 4, "filters.0.min_score": ...}``."""
     if isinstance(tree, dict):
         items = tree.items()
     elif isinstance(tree, list) and prefix.rstrip(".") == "filters":
