@@ -93,8 +93,9 @@ def run_command(
     counts = summary.counts
     stopped = ", ".join(f"{k} {v}" for k, v in sorted(counts.get("stopped", {}).items())) or "none"
     runners_up = f" ({counts['filtered_choices']} of them a runner-up the filters accepted)" if counts.get("filtered_choices") else ""
+    skipped = f" ({counts['skipped_spans']} more left alone by skip_labels)" if counts.get("skipped_spans") else ""
     out_console.print(
-        f"[bold green]done[/]: {counts['examples']} examples, {counts['jobs']} spans -> "
+        f"[bold green]done[/]: {counts['examples']} examples, {counts['jobs']} spans{skipped} -> "
         f"{counts['accepted']} accepted{runners_up}, {counts['rejected']} rejected; stopped early: {stopped}; "
         f"decode {counts['decode_s']:.1f}s, align {counts['align_s']:.1f}s, score {counts['score_s']:.1f}s -> {summary.output}/augmented.jsonl"
     )

@@ -156,6 +156,7 @@ class RunStats:
     examples: int = 0
     jobs: int = 0
     skipped: int = 0
+    skipped_spans: int = 0
     accepted: int = 0
     rejected: int = 0
     filtered_choices: int = 0
@@ -171,6 +172,7 @@ class RunStats:
             "examples": self.examples,
             "jobs": self.jobs,
             "skipped_examples": self.skipped,
+            "skipped_spans": self.skipped_spans,
             "accepted": self.accepted,
             "rejected": self.rejected,
             "filtered_choices": self.filtered_choices,
@@ -187,6 +189,7 @@ class RunStats:
         self.examples = saved.get("examples", 0)
         self.jobs = saved.get("jobs", 0)
         self.skipped = saved.get("skipped_examples", 0)
+        self.skipped_spans = saved.get("skipped_spans", 0)
         self.accepted = saved.get("accepted", 0)
         self.rejected = saved.get("rejected", 0)
         self.filtered_choices = saved.get("filtered_choices", 0)
@@ -634,6 +637,7 @@ class Pipeline:
     def _start(self, seq: int, example: Example) -> _ExampleRun:
         jobs = self._jobs_for(example)
         self.stats.jobs += len(jobs)
+        self.stats.skipped_spans += sum(1 for span in example.spans if span.role in self.settings.rewrite_roles and self._skips(span))
         if not jobs:
             self.stats.skipped += 1
         return _ExampleRun(seq=seq, example=example, jobs=jobs, seen={example.text})
@@ -654,7 +658,7 @@ class Pipeline:
         rewritten = [t for t, span in enumerate(example.spans) if span.role in s.rewrite_roles]
         for t in rewritten:
             target = example.spans[t]
-            if any(fnmatch.fnmatchcase(target.label, pattern) for pattern in s.skip_labels):
+            if self._skips(target):
                 continue
             tspan = (target.start, target.end)
             # A kept span inside or across the target cannot be kept while the target changes.
@@ -680,6 +684,10 @@ class Pipeline:
             if _free_words(whole) >= s.min_words:
                 jobs.append(whole)
         return jobs
+
+    def _skips(self, span: Span) -> bool:
+        """Whether ``skip_labels`` leaves the span alone."""
+        return any(fnmatch.fnmatchcase(span.label, pattern) for pattern in self.settings.skip_labels)
 
     def _includes(self, tokens: Sequence[str], kept: list[tuple[int, Span]]) -> list[str]:
         return _unique(sp.text(tokens) for _, sp in kept) if self.settings.keep == "include" else []

@@ -155,6 +155,7 @@ def test_skip_labels_leaves_matching_targets_alone_and_does_not_paraphrase_their
     records = list(pipe.run([corroborate(), copula]))
     assert [r.source_id for r in records] == ["ex0"]  # "Evidence" matches no pattern; "be.01" does
     assert not pipe.decoder.calls[1:] and len(pipe.decoder.calls[0]) == 1
+    assert pipe.stats.as_dict()["skipped_spans"] == 1 and pipe.stats.jobs == 1
     assert [r.source_id for r in make(iterations=1).run([copula])] == ["b"]  # by default it is rewritten
 
 
