@@ -244,7 +244,10 @@ def make_align_data(
     if decoder is not None:  # before any file is touched: a bad option fails here
         from spanaug_core.plugins import default_registry
 
-        dec = default_registry().create("decoder", decoder, **options)
+        registry = default_registry()
+        dec = registry.create("decoder", decoder, **options)
+        # Every option with its default, so that a default changed by an upgrade is not resumed into.
+        fingerprint["decoder_config"] = registry.resolve("decoder", decoder, options).model_dump(mode="json")
     journal = Journal(output, fingerprint)
     done = journal.open(resume, overwrite)
     try:

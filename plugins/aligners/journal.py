@@ -76,9 +76,8 @@ class Journal:
         if resume:
             if state is None:
                 raise SpanaugError(f"nothing to resume: {self.state_file} does not exist (run without --resume)")
-            if state["fingerprint"] != self.fingerprint:
-                before, now = state["fingerprint"], self.fingerprint
-                changed = sorted(k for k in {*before, *now} if before.get(k) != now.get(k))
+            changed = _changed(state["fingerprint"], self.fingerprint)
+            if changed:
                 raise SpanaugError(
                     f"cannot resume {self.partial}: it was made with another {', '.join(changed)}; "
                     "run the same command again with --resume, or pass --overwrite to start over"
@@ -152,3 +151,19 @@ class Journal:
         except ValueError as exc:
             raise SpanaugError(f"{self.state_file} is not a make-align-data progress file ({exc}); pass --overwrite to start over") from exc
         return state
+
+
+def _changed(before: dict[str, Any], now: dict[str, Any]) -> list[str]:
+    """The fingerprint keys whose values differ, a table's entries named inside it
+    (``decoder_config.avoid_hint``). A key added to the fingerprint since the journal was
+    written cannot be checked against it, so only the journal's keys are compared."""
+    out: list[str] = []
+    for key, old in before.items():
+        new = now.get(key)
+        if old == new:
+            continue
+        if isinstance(old, dict) and isinstance(new, dict):
+            out += [f"{key}.{sub}" for sub in sorted({*old, *new}) if old.get(sub) != new.get(sub)]
+        else:
+            out.append(key)
+    return sorted(out)

@@ -195,3 +195,23 @@ def test_a_wordnet_folder_without_wordnet_is_refused_before_anything_is_written(
     assert spanaug(*args) == 2
     assert f"make-align-data: {tmp_path / 'empty'} holds no WordNet 3.0 files" in " ".join(capsys.readouterr().err.split())
     assert sorted(p.name for p in tmp_path.iterdir()) == ["empty", "text.txt"]
+
+
+def test_a_journal_refuses_a_changed_decoder_default_and_ignores_a_key_added_since(tmp_path):
+    from spanaug_core.errors import SpanaugError
+    from spanaug_aligners.journal import Journal
+
+    out = tmp_path / "items.jsonl"
+    made = {"seed": 0, "decoder_config": {"beam_size": 10, "avoid_hint": "old"}}
+
+    def interrupted_run(fingerprint: dict) -> None:
+        journal = Journal(out, fingerprint)
+        journal.open(resume=False, overwrite=True)
+        journal.sentence_done(1)
+        assert journal.stopped() == (1, 0)
+
+    interrupted_run(made)
+    with pytest.raises(SpanaugError, match=r"made with another decoder_config\.avoid_hint;"):
+        Journal(out, {"seed": 0, "decoder_config": {"beam_size": 10, "avoid_hint": "new"}}).open(resume=True, overwrite=False)
+    interrupted_run({"seed": 0})  # as a journal written before decoder_config was kept
+    assert Journal(out, made).open(resume=True, overwrite=False) == 1
