@@ -637,7 +637,8 @@ class Pipeline:
     def _start(self, seq: int, example: Example) -> _ExampleRun:
         jobs = self._jobs_for(example)
         self.stats.jobs += len(jobs)
-        self.stats.skipped_spans += sum(1 for span in example.spans if span.role in self.settings.rewrite_roles and self._skips(span))
+        rewritten = [span for span in example.spans if span.role in self.settings.rewrite_roles]
+        self.stats.skipped_spans += sum(map(self._skips, rewritten))
         if not jobs:
             self.stats.skipped += 1
         return _ExampleRun(seq=seq, example=example, jobs=jobs, seen={example.text})

@@ -239,7 +239,8 @@ def kill_twice_then_finish(script: Path, manifest: Path, log: Path, rng: random.
     """
     for kill in range(2):
         done, decoded = max(examples_done(manifest), 0), logged(log)
-        child = subprocess.Popen([sys.executable, str(script), "resume" if kill else "fresh"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        mode = "resume" if kill else "fresh"
+        child = subprocess.Popen([sys.executable, str(script), mode], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         assert child.stdout is not None and child.stdout.readline() == "ready\n"
         ready = (lambda: examples_done(manifest) > done) if kill == 0 else (lambda: logged(log) > decoded)
         landed = wait_until(ready, child)
