@@ -52,7 +52,7 @@ class PipelineSettings(BaseModel):
     rewrite_roles: list[str] = Field(default=["target"], description="span roles that are rewritten")
     skip_labels: list[str] = Field(
         default=[],
-        description="labels (shell patterns) of spans left alone though their role is rewritten: [be.*, do.*] spares "
+        description="labels (shell patterns) of spans left alone though their role is rewritten: [be.*, do.01] spares "
         "PropBank copulas and auxiliaries, whose paraphrases rarely keep the meaning (docs/quality.md)",
     )
     keep_roles: list[str] = Field(default=["argument", "entity"], description="span roles carried into the paraphrase")
