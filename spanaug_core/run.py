@@ -139,7 +139,9 @@ def component_options(config: RunConfig, registry: Registry) -> dict[str, Any]:
     """
 
     def resolved(kind: str, spec: Any) -> dict[str, Any]:
-        return registry.resolve(kind, spec.name, spec.options).model_dump(mode="json")
+        # A plugin's option of a type JSON cannot hold is kept as its type's name: only a change of type shows.
+        config = registry.resolve(kind, spec.name, spec.options)
+        return config.model_dump(mode="json", fallback=lambda value: f"<{type(value).__name__}>")
 
     return {
         "dataset": resolved("dataset", config.dataset),

@@ -7,13 +7,15 @@ from pathlib import Path
 
 import pytest
 from doubles import DoublesPlugin, SynonymDecoder
+from pydantic import ConfigDict
 
 import spanaug_expanders
 import spanaug_filters
 import spanaug_jsonl
 from spanaug_core.config import load_run_config
 from spanaug_core.errors import RunStateError, SpanaugError
-from spanaug_core.run import execute
+from spanaug_core.hookspecs import hookimpl
+from spanaug_core.run import component_options, execute
 from spanaug_core.types import Augmented
 
 SENTENCES = [
@@ -241,3 +243,29 @@ def test_a_run_from_before_options_were_kept_still_resumes(run_registry, tmp_pat
     assert execute(config_for(tmp_path), registry=run_registry, resume=True).status == "completed"
     with pytest.raises(RunStateError, match="differs in expander"):  # compared as written, as before
         execute(config_for(tmp_path, **{"expander.max_variants": 64}), registry=run_registry, resume=True)
+
+
+class Opaque:
+    """A value JSON cannot hold."""
+
+
+class OpaqueDecoder(SynonymDecoder):
+    """The synonym double with an option of a type of its own, as a plugin may have."""
+
+    name = "opaque"
+
+    class Config(SynonymDecoder.Config):
+        model_config = ConfigDict(arbitrary_types_allowed=True)
+        handle: Opaque = Opaque()
+
+
+class OpaquePlugin:
+    @hookimpl
+    def register_decoders(self, register):  # type: ignore[no-untyped-def]
+        register(OpaqueDecoder)
+
+
+def test_an_option_json_cannot_hold_is_recorded_by_its_type(run_registry, tmp_path) -> None:
+    run_registry.add_plugin(OpaquePlugin(), "opaque")
+    options = component_options(config_for(tmp_path, **{"decoder.name": "opaque"}), run_registry)
+    assert options["decoder"]["handle"] == "<Opaque>"
