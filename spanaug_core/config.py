@@ -96,6 +96,9 @@ class PipelineSettings(BaseModel):
     )
 
 
+# The components a run names one of each (filters are a list), each also a component kind.
+COMPONENTS = ("dataset", "expander", "decoder", "aligner")
+
 # Settings added after runs could already be resumed, with the value that reproduces what a
 # run started before them did (a resumed run must go on as it began).
 BEFORE_ADDED: dict[str, Any] = {"avoid_words": False, "rerank": {"alignment": 1.0}, "min_words": 0, "keep_copies": False, "filter_candidates": False}
@@ -130,7 +133,7 @@ class RunConfig(PipelineSettings):
         # `decoder = "vdba"` is shorthand for `[decoder] name = "vdba"`.
         if isinstance(data, dict):
             data = dict(data)
-            for key in ("dataset", "expander", "decoder", "aligner", "engine"):
+            for key in (*COMPONENTS, "engine"):
                 if isinstance(data.get(key), str):
                     data[key] = {"name": data[key]}
                 elif isinstance(data.get(key), dict) and "name" not in data[key]:

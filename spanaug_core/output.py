@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from spanaug_core import __version__
-from spanaug_core.config import BEFORE_ADDED, RunConfig
+from spanaug_core.config import BEFORE_ADDED, COMPONENTS, RunConfig
 from spanaug_core.errors import RunStateError
 from spanaug_core.files import ensure_folder, replace_json
 from spanaug_core.pipeline import Rejection
@@ -61,7 +61,7 @@ class RunStore:
     """The files of one run in ``out_dir``; see the module docstring for the commit protocol."""
 
     def __init__(self, out_dir: Path, config: RunConfig, options: dict[str, Any] | None = None) -> None:
-        """``options``: every component option with its default filled in (``run.component_options``)."""
+        """``options``: every component option with its default filled in (``run.resolved_component_options``)."""
         self.dir = Path(out_dir)
         self.config = config
         self.options = options
@@ -263,12 +263,9 @@ class RunStore:
         replace_json(self.dir / MANIFEST, self.manifest, indent=2)
 
 
-_COMPONENTS = ("dataset", "expander", "decoder", "aligner")
-
-
 def _names(fingerprint: dict[str, Any]) -> dict[str, Any]:
     """A fingerprint with its components reduced to their names (their options are compared in full apart)."""
-    named = {k: v.get("name") for k, v in fingerprint.items() if k in _COMPONENTS and isinstance(v, dict)}
+    named = {k: v.get("name") for k, v in fingerprint.items() if k in COMPONENTS and isinstance(v, dict)}
     if isinstance(fingerprint.get("filters"), list):
         named["filters"] = [f.get("name") if isinstance(f, dict) else f for f in fingerprint["filters"]]
     return {**fingerprint, **named}

@@ -175,11 +175,13 @@ class Registry:
         cls = self.get(kind, name) if isinstance(name, str) else name
         return build(cls, config, kind=_kind(kind), siblings=self._siblings(kind, cls), **options)
 
-    def resolve(self, kind: str, name: str, options: dict[str, Any]) -> ComponentConfig:
-        """The validated config ``create`` would build ``name`` with, every default filled in,
-        without building the component (no model is loaded)."""
+    def resolved_options(self, kind: str, name: str, options: dict[str, Any]) -> dict[str, Any]:
+        """Every option ``create`` would build ``name`` with, defaults filled in, as JSON, without
+        building the component (no model is loaded). A plugin's option of a type JSON cannot
+        hold is given as its type's name: only a change of type shows."""
         cls = self.get(kind, name)
-        return validate_options(cls, dict(options), _kind(kind), self._siblings(kind, cls))
+        config = validate_options(cls, dict(options), _kind(kind), self._siblings(kind, cls))
+        return config.model_dump(mode="json", fallback=lambda value: f"<{type(value).__name__}>")
 
     def _siblings(self, kind: str, cls: type) -> dict[str, type]:
         """The kind's other components by name, so that an unknown option can name the one that has it."""

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from spanaug_core.config import RunConfig
+from spanaug_core.config import COMPONENTS, RunConfig
 from spanaug_core.errors import DataError, RunStateError
 from spanaug_core.output import RunStore
 from spanaug_core.pipeline import Checkpoint
@@ -125,12 +125,12 @@ def execute(
     reg = registry or default_registry()
     reader = reg.create("dataset", config.dataset.name, **config.dataset.options)
     engine = reg.create("engine", config.engine.name, **config.engine.options)
-    options = component_options(config, reg)
+    options = resolved_component_options(config, reg)
     with engine.start(config, reg, progress) as execution:
         return _drive(config, reader, execution, resume, options)
 
 
-def component_options(config: RunConfig, registry: Registry) -> dict[str, Any]:
+def resolved_component_options(config: RunConfig, registry: Registry) -> dict[str, Any]:
     """Every option of the run's dataset and components, defaults filled in.
 
     The run config holds only what the user set; a default that changed in a newer spanaug
@@ -139,17 +139,11 @@ def component_options(config: RunConfig, registry: Registry) -> dict[str, Any]:
     """
 
     def resolved(kind: str, spec: Any) -> dict[str, Any]:
-        # A plugin's option of a type JSON cannot hold is kept as its type's name: only a change of type shows.
-        config = registry.resolve(kind, spec.name, spec.options)
-        return config.model_dump(mode="json", fallback=lambda value: f"<{type(value).__name__}>")
+        return registry.resolved_options(kind, spec.name, spec.options)
 
-    return {
-        "dataset": resolved("dataset", config.dataset),
-        "expander": resolved("expander", config.expander),
-        "decoder": resolved("decoder", config.decoder),
-        "aligner": resolved("aligner", config.aligner),
-        "filters": [resolved("filter", spec) for spec in config.filters],
-    }
+    # Each of COMPONENTS is also the name of its component kind.
+    options = {key: resolved(key, getattr(config, key)) for key in COMPONENTS}
+    return {**options, "filters": [resolved("filter", spec) for spec in config.filters]}
 
 
 def _drive(config: RunConfig, reader: Any, execution: Execution, resume: bool, options: dict[str, Any]) -> RunSummary:

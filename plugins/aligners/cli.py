@@ -247,7 +247,7 @@ def make_align_data(
         registry = default_registry()
         dec = registry.create("decoder", decoder, **options)
         # Every option with its default, so that a default changed by an upgrade is not resumed into.
-        fingerprint["decoder_config"] = registry.resolve("decoder", decoder, options).model_dump(mode="json")
+        fingerprint["decoder_config"] = registry.resolved_options("decoder", decoder, options)
     journal = Journal(output, fingerprint)
     done = journal.open(resume, overwrite)
     try:

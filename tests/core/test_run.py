@@ -15,7 +15,7 @@ import spanaug_jsonl
 from spanaug_core.config import load_run_config
 from spanaug_core.errors import RunStateError, SpanaugError
 from spanaug_core.hookspecs import hookimpl
-from spanaug_core.run import component_options, execute
+from spanaug_core.run import execute, resolved_component_options
 from spanaug_core.types import Augmented
 
 SENTENCES = [
@@ -267,5 +267,5 @@ class OpaquePlugin:
 
 def test_an_option_json_cannot_hold_is_recorded_by_its_type(run_registry, tmp_path) -> None:
     run_registry.add_plugin(OpaquePlugin(), "opaque")
-    options = component_options(config_for(tmp_path, **{"decoder.name": "opaque"}), run_registry)
+    options = resolved_component_options(config_for(tmp_path, **{"decoder.name": "opaque"}), run_registry)
     assert options["decoder"]["handle"] == "<Opaque>"
