@@ -635,10 +635,9 @@ class Pipeline:
 
     # -- one example ------------------------------------------------------------------
     def _start(self, seq: int, example: Example) -> _ExampleRun:
-        jobs = self._jobs_for(example)
+        jobs, skipped = self._jobs_for(example)
         self.stats.jobs += len(jobs)
-        rewritten = [span for span in example.spans if span.role in self.settings.rewrite_roles]
-        self.stats.skipped_spans += sum(map(self._skips, rewritten))
+        self.stats.skipped_spans += skipped
         if not jobs:
             self.stats.skipped += 1
         return _ExampleRun(seq=seq, example=example, jobs=jobs, seen={example.text})
@@ -652,14 +651,17 @@ class Pipeline:
     def _finished(self, run: _ExampleRun) -> bool:
         return not run.pending and not self._active(run)
 
-    def _jobs_for(self, example: Example) -> list[_Job]:
+    def _jobs_for(self, example: Example) -> tuple[list[_Job], int]:
+        """The example's jobs, and how many of its spans ``skip_labels`` left alone."""
         s = self.settings
         keepable = [(i, sp) for i, sp in enumerate(example.spans) if sp.role in s.keep_roles] if s.keep != "drop" else []
         jobs = []
         rewritten = [t for t, span in enumerate(example.spans) if span.role in s.rewrite_roles]
+        skipped = 0
         for t in rewritten:
             target = example.spans[t]
-            if self._skips(target):
+            if any(fnmatch.fnmatchcase(target.label, pattern) for pattern in s.skip_labels):
+                skipped += 1
                 continue
             tspan = (target.start, target.end)
             # A kept span inside or across the target cannot be kept while the target changes.
@@ -684,11 +686,7 @@ class Pipeline:
             whole = _Job(None, example.tokens, None, keepable, [], self._includes(example.tokens, keepable))
             if _free_words(whole) >= s.min_words:
                 jobs.append(whole)
-        return jobs
-
-    def _skips(self, span: Span) -> bool:
-        """Whether ``skip_labels`` leaves the span alone."""
-        return any(fnmatch.fnmatchcase(span.label, pattern) for pattern in self.settings.skip_labels)
+        return jobs, skipped
 
     def _includes(self, tokens: Sequence[str], kept: list[tuple[int, Span]]) -> list[str]:
         return _unique(sp.text(tokens) for _, sp in kept) if self.settings.keep == "include" else []
