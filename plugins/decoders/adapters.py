@@ -14,28 +14,23 @@ paraphrase (constraints and scores apply only to generated tokens). A chat sessi
 encodes the part of the prompt before the sentence once (the *prefix*: system message,
 template and instruction) and starts every sentence from a copy of its KV cache; new
 sentences join a running batch by padding caches to a common length (masked, so each
-row attends to its own tokens only). ``load`` builds either from a
-preset, a local folder or GGUF file (a converted safetensors copy is cached after the
-first GGUF load), or a hub id when the network allows.
+row attends to its own tokens only). ``load`` builds either over weights from
+``spanaug_shared.weights`` (a preset, a local folder or GGUF file, or a hub id).
 """
 
 from __future__ import annotations
 
-import hashlib
 import inspect
-import shutil
 import string
-import tempfile
 import weakref
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from spanaug_core.errors import ConfigError, SpanaugError
-from spanaug_core.protocols import ProgressCallback, ProgressEvent
+from spanaug_core.errors import ConfigError
+from spanaug_core.protocols import ProgressCallback
 from spanaug_core.types import DecodeRequest
-from spanaug_shared.models import RECORD, cache_dir, changed_files, model_path, presets, quiet_loading, record_files
+from spanaug_shared.weights import load_weights, resolve_dtype
 
 if TYPE_CHECKING:
     import torch
@@ -490,22 +485,9 @@ def _cache(layers: list[tuple[torch.Tensor, torch.Tensor]]) -> Any:
 # -- loading -----------------------------------------------------------------------------
 
 
-# Weights per (model, dtype, device), and adapters per those plus the prompt settings: an
-# adapter with another prompt or hint is a few attributes over weights already in memory.
-_WEIGHTS: dict[tuple[str, str, str], tuple[Any, Any]] = {}
+# Adapters per model, dtype, device and prompt settings: an adapter with another prompt or
+# hint is a few attributes over weights already in memory (spanaug_shared.weights).
 _LOADED: dict[tuple[str, str, str, str, str, tuple[Example, ...], str], Adapter] = {}
-
-
-def resolve_dtype(dtype: str, device: str) -> str:
-    """``auto``: float32 on a CPU, bfloat16 on an accelerator.
-
-    CPUs without bfloat16 units (most, and this project's CI) run bfloat16 matmuls about 3x
-    slower than float32 (Qwen2.5-1.5B, 2 cores: 6.8 s vs 2.3 s a 40-row step), and
-    bfloat16 rounding makes a sentence's candidates depend on the batch it shared.
-    """
-    if dtype != "auto":
-        return dtype
-    return "float32" if device == "cpu" else "bfloat16"
 
 
 def load(
@@ -525,12 +507,9 @@ def load(
     decoder with the same model shares them, whatever its prompt settings.
     """
     shots = tuple((str(a), str(b)) for a, b in examples)
-    dtype = resolve_dtype(dtype, device)
-    key = (name_or_path, dtype, device, system, prompt, shots, avoid_hint)
+    key = (name_or_path, resolve_dtype(dtype, device), device, system, prompt, shots, avoid_hint)
     if key not in _LOADED:
-        if key[:3] not in _WEIGHTS:
-            _WEIGHTS[key[:3]] = _load(name_or_path, dtype, device, progress)
-        model, tokenizer = _WEIGHTS[key[:3]]
+        model, tokenizer = load_weights(name_or_path, dtype, device, progress)
         end_ids = _end_ids(model, tokenizer)
         _LOADED[key] = (
             Seq2SeqAdapter(model, tokenizer, end_ids)
@@ -538,40 +517,6 @@ def load(
             else ChatAdapter(model, tokenizer, end_ids, system, prompt, shots, avoid_hint)
         )
     return _LOADED[key]
-
-
-def _load(name_or_path: str, dtype: str, device: str, progress: ProgressCallback | None) -> tuple[Any, Any]:
-    """A model and its tokenizer, on ``device`` in ``dtype``."""
-    import torch
-    import transformers
-
-    torch_dtype = {"bfloat16": torch.bfloat16, "float32": torch.float32, "float16": torch.float16}.get(dtype)
-    if torch_dtype is None:
-        raise ConfigError(f"dtype must be auto, bfloat16, float16 or float32 (got {dtype!r})")
-    source = _local_source(name_or_path, progress)
-    if source.suffix == ".gguf":
-        source = _converted(source, torch_dtype, progress)
-    kwargs = {"dtype": torch_dtype}
-    with quiet_loading():
-        try:
-            config = transformers.AutoConfig.from_pretrained(source)
-            tokenizer = transformers.AutoTokenizer.from_pretrained(source)
-            if config.is_encoder_decoder:
-                model = transformers.AutoModelForSeq2SeqLM.from_pretrained(source, **kwargs)
-            else:
-                model = transformers.AutoModelForCausalLM.from_pretrained(source, **kwargs)
-        except OSError as exc:
-            raise SpanaugError(f"cannot load model '{name_or_path}' from {source}: {exc}") from exc
-    model.to(device)
-    return model, tokenizer
-
-
-def _local_source(name_or_path: str, progress: ProgressCallback | None) -> Path | str:
-    """A preset or existing path through the model cache; ``owner/name`` that is neither is a hub id."""
-    looks_like_hub = name_or_path.count("/") == 1 and not Path(name_or_path).exists() and name_or_path not in presets()
-    if looks_like_hub and not name_or_path.startswith((".", "/", "~")):
-        return Path(name_or_path)  # transformers resolves it on the hub (needs network)
-    return model_path(name_or_path, progress)
 
 
 def _end_ids(model: Any, tokenizer: Any) -> list[int]:
@@ -584,54 +529,3 @@ def _end_ids(model: Any, tokenizer: Any) -> list[int]:
         ids.append(tokenizer.eos_token_id)
     return ids
 
-
-def _converted(gguf: Path, dtype: torch.dtype, progress: ProgressCallback | None) -> Path:
-    """A safetensors copy of a GGUF model in the cache, converted on first use.
-
-    Loading a GGUF dequantizes every tensor (a minute for 1.5B parameters); the copy
-    reloads in well under a second with identical weights. The copy records its files'
-    hashes; one that changed since is converted again.
-    """
-    import transformers
-
-    stat = gguf.stat()
-    key = hashlib.sha256(f"{gguf.resolve()}|{stat.st_size}|{stat.st_mtime_ns}".encode()).hexdigest()[:12]
-    target = cache_dir() / "converted" / f"{gguf.stem}-{str(dtype).removeprefix('torch.')}-{key}"
-    if (target / "config.json").is_file():
-        if not (target / RECORD).is_file():
-            record_files(target)  # a copy made before copies were recorded
-            return target
-        changed = changed_files(target)
-        if not changed:
-            return target
-        if progress is not None:
-            progress(ProgressEvent("convert", 0, 1, f"{target / changed[0]} changed since it was written: converting again"))
-        shutil.rmtree(target)
-    if progress is not None:
-        progress(ProgressEvent("convert", 0, 1, f"dequantizing {gguf.name} (first use only)"))
-    with quiet_loading():
-        try:
-            tokenizer = transformers.AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
-            model = transformers.AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=dtype)
-        except Exception as exc:  # transformers raises many types for an unreadable GGUF
-            raise SpanaugError(f"cannot load GGUF {gguf} (are the gguf and accelerate packages installed?): {exc}") from exc
-    # save_pretrained refuses a model still marked as GGUF-quantized; the weights are plain now.
-    model.hf_quantizer = None
-    model.is_quantized = False
-    if hasattr(model.config, "quantization_config"):
-        del model.config.quantization_config
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix=f".{target.name}-", dir=target.parent) as tmp:
-        staged = Path(tmp) / "model"
-        model.save_pretrained(staged)
-        tokenizer.save_pretrained(staged)
-        record_files(staged)
-        try:
-            staged.rename(target)
-        except OSError:
-            if not (target / "config.json").is_file():  # not a concurrent conversion that won
-                raise
-    del model
-    if progress is not None:
-        progress(ProgressEvent("convert", 1, 1, f"cached as {target}"))
-    return target
