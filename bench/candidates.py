@@ -12,6 +12,11 @@ pipeline's default comes from (docs/quality.md).
     .venv/bin/python bench/candidates.py fit dev-candidates.jsonl dev-judgments.jsonl
 
 A dump made with ``--set decoder.recovery=true`` adds ``paraphrase_recovery`` to the grid.
+``sense`` asks the ``sense`` filter's question about every judged candidate with an aligned
+span and prints how well its score and the stored ones separate acceptable candidates
+(ROC AUC) and what each ``min_score`` would keep: how the filter's default was chosen.
+
+    .venv/bin/python bench/candidates.py sense dev-candidates.jsonl dev-judgments.jsonl --model qwen2.5-coder-1.5b-instruct
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-import spanaug_core.pipeline as pipeline
+from spanaug_core import pipeline
 from spanaug_core.cli import main as spanaug
 
 
@@ -66,13 +71,18 @@ def dump(input_path: Path, out: Path, run_args: list[str]) -> None:
     print(f"wrote {len(rows)} candidates of {len({r['round'] for r in rows})} rounds to {out}")
 
 
-def fit(candidates: Path, judgments: Path) -> None:
+def _read(candidates: Path, judgments: Path) -> tuple[list[dict[str, Any]], dict[str, bool]]:
     rows = [json.loads(line) for line in candidates.read_text(encoding="utf-8").splitlines() if line.strip()]
     ok = {}
     for line in judgments.read_text(encoding="utf-8").splitlines():
         if line.strip():
             item = json.loads(line)
             ok[item["key"]] = bool(item["ok"])
+    return rows, ok
+
+
+def fit(candidates: Path, judgments: Path) -> None:
+    rows, ok = _read(candidates, judgments)
     rounds: dict[str, list[dict[str, Any]]] = {}
     for row in rows:
         if row["viable"]:
@@ -105,6 +115,26 @@ def fit(candidates: Path, judgments: Path) -> None:
     print(f"{readme:3d} of {len(judged)}  alignment + adequacy + paraphrase_fluency, equal weights (the README's)")
 
 
+def sense(candidates: Path, judgments: Path, model: str) -> None:
+    from spanaug_filters.adequacy import roc_auc
+    from spanaug_filters.sense import SenseFilter
+
+    rows, ok = _read(candidates, judgments)
+    asker = SenseFilter(SenseFilter.Config(model=model))
+    judged = [r for r in rows if r["key"] in ok and r["aligned"]]
+    for row in judged:
+        row["scores"]["sense"] = asker.ask(row["source"], row["text"], row["target"], row["aligned"])
+    good = sum(ok[r["key"]] for r in judged)
+    print(f"{len(judged)} judged candidates with an aligned span, {good} acceptable")
+    for name in ("sense", "adequacy", "paraphrase_recovery", "paraphrase", "alignment"):
+        if all(name in r["scores"] for r in judged):
+            print(f"  ROC AUC {name}: {roc_auc([r['scores'][name] for r in judged], [ok[r['key']] for r in judged]):.3f}")
+    for floor in (0.0, 0.5, 1.0, 1.5, 2.0):
+        kept = [r for r in judged if r["scores"]["sense"] >= floor]
+        hits = sum(ok[r["key"]] for r in kept)
+        print(f"  min_score {floor}: keeps {len(kept)}, {hits} acceptable ({hits / max(len(kept), 1):.0%} precision, {hits / good:.0%} recall)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -115,11 +145,17 @@ def main() -> None:
     f = sub.add_parser("fit")
     f.add_argument("candidates", type=Path)
     f.add_argument("judgments", type=Path)
+    s = sub.add_parser("sense")
+    s.add_argument("candidates", type=Path)
+    s.add_argument("judgments", type=Path)
+    s.add_argument("--model", default="qwen2.5-coder-1.5b-instruct", help="the model to ask (the dump's paraphrase model)")
     args = parser.parse_args()
     if args.command == "dump":
         dump(args.input, args.out, [a for a in args.run_args if a != "--"])
-    else:
+    elif args.command == "fit":
         fit(args.candidates, args.judgments)
+    else:
+        sense(args.candidates, args.judgments, args.model)
 
 
 if __name__ == "__main__":

@@ -2,7 +2,8 @@
 
 See docs/filters.md: the heuristic filters (basic.py), similarity and novelty of a
 paraphrase against its source, the learned filter trained on human judgments, and
-label consistency with a downstream model trained on gold data.
+label consistency with a downstream model trained on gold data, and the span checks
+(WordNet, and ``sense``: the paraphrase model asked whether the new span means the old).
 """
 
 from collections.abc import Callable
@@ -26,12 +27,13 @@ def register_filters(register: Register) -> None:
     from spanaug_filters.consistency import LabelConsistencyFilter
     from spanaug_filters.learned import LearnedFilter
     from spanaug_filters.novelty import NoveltyFilter
+    from spanaug_filters.sense import SenseFilter
     from spanaug_filters.similarity import SimilarityFilter
     from spanaug_filters.wordnet import WordNetFilter
 
     for cls in (MaxIterationFilter, ParaphraseScoreFilter, AlignmentScoreFilter, CopyFilter,
                 SimilarityFilter, NoveltyFilter, LearnedFilter, LabelConsistencyFilter, AdequacyFilter, FluencyFilter, RecoveryFilter, FactsFilter,
-                WordNetFilter):
+                WordNetFilter, SenseFilter):
         register(cls)
 
 

@@ -192,6 +192,20 @@ def fit(features: Sequence[Sequence[float]], labels: Sequence[int], encoder: str
     return AdequacyModel(encoder, tuple(mean.tolist()), tuple(scale.tolist()), tuple(w[:-1].tolist()), float(w[-1]), {})
 
 
+def roc_auc(scores: Sequence[float], labels: Sequence[int]) -> float:
+    """ROC AUC as the Mann-Whitney statistic: the share of (positive, negative) pairs the
+    scores rank right, a tie counting half; NaN without both classes."""
+    positives = sum(1 for y in labels if y)
+    negatives = len(labels) - positives
+    rank_sum, seen_negatives = 0.0, 0
+    for _, tied in groupby(sorted(zip(scores, (int(bool(y)) for y in labels))), key=lambda pair: pair[0]):
+        tied_labels = [y for _, y in tied]
+        negatives_here = tied_labels.count(0)
+        rank_sum += (len(tied_labels) - negatives_here) * (seen_negatives + negatives_here / 2)
+        seen_negatives += negatives_here
+    return rank_sum / (positives * negatives) if positives and negatives else float("nan")
+
+
 def classification_report(model: AdequacyModel, features: Sequence[Sequence[float]], labels: Sequence[int]) -> dict[str, float]:
     """Accuracy, F1 of the paraphrase class, and ROC AUC of ``model`` on labeled features."""
     probs = [model.probability(f) for f in features]
@@ -199,21 +213,11 @@ def classification_report(model: AdequacyModel, features: Sequence[Sequence[floa
     tp = sum(1 for p, y in zip(predicted, labels) if p and y)
     fp = sum(1 for p, y in zip(predicted, labels) if p and not y)
     fn = sum(1 for p, y in zip(predicted, labels) if not p and y)
-    positives = [p for p, y in zip(probs, labels) if y]
-    negatives = [p for p, y in zip(probs, labels) if not y]
-    # ROC AUC as the Mann-Whitney statistic: the share of (positive, negative) pairs ranked
-    # right, a tie counting half.
-    rank_sum, seen_negatives = 0.0, 0
-    for _, tied in groupby(sorted(zip(probs, labels)), key=lambda pair: pair[0]):
-        tied_labels = [y for _, y in tied]
-        negatives_here = tied_labels.count(0)
-        rank_sum += (len(tied_labels) - negatives_here) * (seen_negatives + negatives_here / 2)
-        seen_negatives += negatives_here
     return {
         "pairs": len(labels),
         "accuracy": sum(1 for p, y in zip(predicted, labels) if p == y) / len(labels),
         "f1": 2 * tp / (2 * tp + fp + fn) if tp else 0.0,
-        "roc_auc": rank_sum / (len(positives) * len(negatives)) if positives and negatives else float("nan"),
+        "roc_auc": roc_auc(probs, labels),
     }
 
 

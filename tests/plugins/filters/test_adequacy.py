@@ -13,7 +13,7 @@ from spanaug_core.cli import main
 from spanaug_core.errors import ConfigError, DataError
 from spanaug_core.protocols import FilterContext, ScoringFilter
 from spanaug_core.types import Augmented, Constraints, Example
-from spanaug_filters.adequacy import FEATURES, SHIPPED, AdequacyFilter, AdequacyModel, classification_report, fit, pair_features, read_pairs
+from spanaug_filters.adequacy import FEATURES, SHIPPED, AdequacyFilter, AdequacyModel, classification_report, fit, pair_features, read_pairs, roc_auc
 
 SOURCE = Example(id="s", tokens=tuple("Catastrophe losses reduced the company 's net income .".split()))
 
@@ -130,3 +130,9 @@ def test_train_adequacy_command_writes_a_model_the_filter_loads(tmp_path, tiny_e
     assert "exists; pass --overwrite" in capsys.readouterr().err
     f = AdequacyFilter(AdequacyFilter.Config(model=out))
     assert f.model == model
+
+
+def test_roc_auc_counts_pairs_ranked_right_and_ties_as_half() -> None:
+    assert roc_auc([0.1, 0.4, 0.35, 0.8], [0, 0, 1, 1]) == 0.75
+    assert roc_auc([0.5, 0.5, 0.9], [False, True, True]) == 0.75
+    assert math.isnan(roc_auc([0.2, 0.3], [1, 1]))
