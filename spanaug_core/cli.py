@@ -77,13 +77,15 @@ def run_command(
     """
     from spanaug_core.config import load_run_config
     from spanaug_core.console import progress_callback
-    from spanaug_core.run import execute, signals_as_interrupts
+    from spanaug_core.run import execute, signals_as_interrupts, with_suggested_settings
 
     settings = {p.name: p.setting for p in click.get_current_context().command.params if isinstance(p, SettingOption)}
     dotted = {settings[k]: v for k, v in flags.items()}
     if filters:
         dotted["filters"] = list(filters)
-    config = load_run_config(config_file, dotted, assignments)
+    config, suggested = with_suggested_settings(load_run_config(config_file, dotted, assignments))
+    for key, value in suggested.items():
+        note(f"{key} = {value!r}: the {config.dataset.name} dataset's suggestion (set {key} to override it)")
     try:
         with signals_as_interrupts(), progress_callback("examples", enabled=progress) as on_progress:
             summary = execute(config, resume=resume, progress=on_progress)

@@ -52,8 +52,8 @@ class PipelineSettings(BaseModel):
     rewrite_roles: list[str] = Field(default=["target"], description="span roles that are rewritten")
     skip_labels: list[str] = Field(
         default=[],
-        description="labels (shell patterns) of spans left alone though their role is rewritten: [be.*, do.01] spares "
-        "PropBank copulas and auxiliaries, whose paraphrases rarely keep the meaning (docs/quality.md)",
+        description="labels (shell patterns) of spans left alone though their role is rewritten; a dataset may suggest "
+        "some (conll-srl: PropBank copulas and auxiliaries, whose paraphrases rarely keep the meaning; docs/quality.md)",
     )
     keep_roles: list[str] = Field(default=["argument", "entity"], description="span roles carried into the paraphrase")
     avoid_words: bool = Field(

@@ -73,7 +73,12 @@ class Component(Protocol):
 
 @runtime_checkable
 class DatasetReader(Component, Protocol):
-    """Yields labeled examples from a file or folder (``path=None``: the plugin's default data)."""
+    """Yields labeled examples from a file or folder (``path=None``: the plugin's default data).
+
+    A reader may also have ``suggested_settings``, a class-level dict of pipeline settings
+    (``PipelineSettings`` fields) its data is best augmented with, such as labels not worth
+    rewriting; a run applies each one it sets no value for (``run.with_suggested_settings``).
+    """
 
     def read(self, path: Path | None) -> Iterator[Example]: ...
 

@@ -24,8 +24,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from spanaug_core.config import COMPONENTS, RunConfig
-from spanaug_core.errors import DataError, RunStateError
+from pydantic import ValidationError
+
+from spanaug_core.config import COMPONENTS, PipelineSettings, RunConfig
+from spanaug_core.errors import ConfigError, DataError, RunStateError
 from spanaug_core.output import RunStore
 from spanaug_core.pipeline import Checkpoint
 from spanaug_core.plugins import Registry, default_registry
@@ -123,11 +125,35 @@ def execute(
 ) -> RunSummary:
     """Run (or resume) the augmentation a config describes, writing into ``config.output``."""
     reg = registry or default_registry()
+    config, _ = with_suggested_settings(config, reg)
     reader = reg.create("dataset", config.dataset.name, **config.dataset.options)
     engine = reg.create("engine", config.engine.name, **config.engine.options)
     options = resolved_component_options(config, reg)
     with engine.start(config, reg, progress) as execution:
         return _drive(config, reader, execution, resume, options)
+
+
+def with_suggested_settings(config: RunConfig, registry: Registry | None = None) -> tuple[RunConfig, dict[str, Any]]:
+    """The config with each pipeline setting its dataset suggests that the run left unset, and those settings.
+
+    A setting given anywhere (config file, flag, ``--set``) wins, even when it equals the
+    default. Applied settings are part of the config, so the manifest records them and
+    ``--resume`` compares them like any other.
+    """
+    name = config.dataset.name
+    suggested = getattr((registry or default_registry()).get("dataset", name), "suggested_settings", None) or {}
+    wanted = {key: value for key, value in suggested.items() if key not in config.model_fields_set}
+    if not wanted:
+        return config, {}
+    unknown = sorted(set(wanted) - set(PipelineSettings.model_fields))
+    if unknown:
+        raise ConfigError(f"dataset '{name}' suggests unknown setting(s) {', '.join(unknown)} (a bug in its plugin)")
+    try:
+        checked = PipelineSettings(**wanted)
+    except ValidationError as exc:
+        raise ConfigError(f"dataset '{name}' suggests an invalid setting (a bug in its plugin): {exc}") from None
+    applied = {key: getattr(checked, key) for key in wanted}
+    return config.model_copy(update=applied), applied
 
 
 def resolved_component_options(config: RunConfig, registry: Registry) -> dict[str, Any]:

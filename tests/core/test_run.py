@@ -12,10 +12,11 @@ from pydantic import ConfigDict
 import spanaug_expanders
 import spanaug_filters
 import spanaug_jsonl
+from spanaug_jsonl.dataset import JsonlDataset
 from spanaug_core.config import load_run_config
-from spanaug_core.errors import RunStateError, SpanaugError
+from spanaug_core.errors import ConfigError, RunStateError, SpanaugError
 from spanaug_core.hookspecs import hookimpl
-from spanaug_core.run import execute, resolved_component_options
+from spanaug_core.run import execute, resolved_component_options, with_suggested_settings
 from spanaug_core.types import Augmented
 
 SENTENCES = [
@@ -269,3 +270,40 @@ def test_an_option_json_cannot_hold_is_recorded_by_its_type(run_registry, tmp_pa
     run_registry.add_plugin(OpaquePlugin(), "opaque")
     options = resolved_component_options(config_for(tmp_path, **{"decoder.name": "opaque"}), run_registry)
     assert options["decoder"]["handle"] == "<Opaque>"
+
+
+class SuggestingPlugin:
+    """A jsonl reader whose data is best augmented without rewriting spans labelled F."""
+
+    def __init__(self, suggested: dict) -> None:
+        self.cls = type("Suggesting", (JsonlDataset,), {"name": "suggesting", "suggested_settings": suggested})
+
+    @hookimpl
+    def register_datasets(self, register):  # type: ignore[no-untyped-def]
+        register(self.cls)
+
+
+def test_a_dataset_suggestion_applies_where_the_run_set_nothing(run_registry, tmp_path) -> None:
+    run_registry.add_plugin(SuggestingPlugin({"skip_labels": ["F"]}), "suggesting")
+    config = config_for(tmp_path, n=3, **{"dataset.name": "suggesting"})
+    assert with_suggested_settings(config, run_registry)[1] == {"skip_labels": ["F"]}
+    summary = execute(config, registry=run_registry)
+    assert summary.counts["skipped_spans"] == 3 and summary.counts["accepted"] == 0
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    assert manifest["config"]["skip_labels"] == ["F"]
+    # The same command resumes: the suggestion is applied again, equal to what the run recorded.
+    execute(config, resume=True, registry=run_registry)
+
+
+def test_a_setting_the_user_gave_wins_over_the_suggestion_even_when_it_is_the_default(run_registry, tmp_path) -> None:
+    run_registry.add_plugin(SuggestingPlugin({"skip_labels": ["F"]}), "suggesting")
+    config = config_for(tmp_path, n=3, **{"dataset.name": "suggesting", "skip_labels": []})
+    assert with_suggested_settings(config, run_registry) == (config, {})
+    assert execute(config, registry=run_registry).counts["accepted"] > 0
+
+
+@pytest.mark.parametrize(("suggested", "message"), [({"skip_label": ["F"]}, "unknown setting"), ({"top_m": 0}, "invalid setting")])
+def test_a_bad_suggestion_names_the_dataset(run_registry, tmp_path, suggested, message) -> None:
+    run_registry.add_plugin(SuggestingPlugin(suggested), "suggesting")
+    with pytest.raises(ConfigError, match=f"dataset 'suggesting' suggests (an )?{message}"):
+        with_suggested_settings(config_for(tmp_path, n=3, **{"dataset.name": "suggesting"}), run_registry)
