@@ -14,7 +14,7 @@ from typing import Any
 
 from spanaug_core.errors import DataError
 from spanaug_core.output import MANIFEST
-from spanaug_core.types import Augmented, Span
+from spanaug_core.types import Augmented, Example, Span
 from spanaug_shared.jsonlines import read_models
 
 
@@ -27,6 +27,19 @@ def rewritten_span(record: Augmented, rewrite_roles: Sequence[str]) -> Span | No
     """The span a record's paraphrase rewrote: its one span with a rewritten role (None when not exactly one)."""
     found = [span for span in record.spans if span.role in rewrite_roles]
     return found[0] if record.target is not None and len(found) == 1 else None
+
+
+def replaced_words(record: Augmented, source: Example) -> tuple[str, str] | None:
+    """The words of the source span a record rewrote and of the span that replaced it
+    (whitespace normalised); None for a whole-sentence paraphrase or when the record has not
+    exactly one span of the replaced span's role."""
+    if record.target is None or not 0 <= record.target < len(source.spans):
+        return None
+    replaced = source.spans[record.target]
+    new = rewritten_span(record, (replaced.role,))
+    if new is None:
+        return None
+    return " ".join(replaced.text(source.tokens).split()), " ".join(new.text(record.tokens).split())
 
 
 def read_manifest(folder: Path) -> dict[str, Any]:

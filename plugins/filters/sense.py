@@ -26,7 +26,7 @@ from spanaug_core.errors import ConfigError
 from spanaug_core.protocols import ComponentConfig, FilterContext
 from spanaug_core.text import detokenize
 from spanaug_core.types import Augmented
-from spanaug_shared.records import rewritten_span
+from spanaug_shared.records import replaced_words
 from spanaug_shared.weights import load_weights, loaded
 
 DEFAULT_SYSTEM = "You are a careful linguist who checks paraphrases."
@@ -85,16 +85,11 @@ class SenseFilter:
         self.config = config
 
     def check(self, record: Augmented, context: FilterContext) -> str | None:
-        source = context.source
-        if record.target is None or not 0 <= record.target < len(source.spans):
-            return None  # a whole-sentence paraphrase (NER) replaced no span
-        replaced = source.spans[record.target]
-        new = rewritten_span(record, (replaced.role,))
-        if new is None:
-            return None  # not exactly one span of the rewritten role: nothing to ask about
-        before = " ".join(replaced.text(source.tokens).split())
-        after = " ".join(new.text(record.tokens).split())
-        score = self.ask(detokenize(source.tokens), record.text, before, after, record.components.get("model"))
+        words = replaced_words(record, context.source)
+        if words is None:
+            return None  # a whole-sentence paraphrase (NER), or no single new span to ask about
+        before, after = words
+        score = self.ask(detokenize(context.source.tokens), record.text, before, after, record.components.get("model"))
         if score >= self.config.min_score:
             return None
         return f"the model doubts {after!r} means what {before!r} meant (yes/no log-odds {score:.2f} < {self.config.min_score:g})"

@@ -23,7 +23,7 @@ from pydantic import Field
 from spanaug_core.protocols import ComponentConfig, FilterContext
 from spanaug_core.types import Augmented
 
-from spanaug_shared.records import rewritten_span
+from spanaug_shared.records import replaced_words
 from spanaug_shared.wordnet import WordNet, find_wordnet, load_wordnet
 
 
@@ -55,15 +55,10 @@ class WordNetFilter:
         return load_wordnet(self.folder)
 
     def check(self, record: Augmented, context: FilterContext) -> str | None:
-        source = context.source
-        if record.target is None or not 0 <= record.target < len(source.spans):
-            return None  # a whole-sentence paraphrase (NER) replaced no span
-        replaced = source.spans[record.target]
-        new = rewritten_span(record, (replaced.role,))
-        if new is None:
-            return None  # not exactly one span of the rewritten role: nothing to compare
-        before = " ".join(replaced.text(source.tokens).split())
-        after = " ".join(new.text(record.tokens).split())
+        words = replaced_words(record, context.source)
+        if words is None:
+            return None  # a whole-sentence paraphrase (NER), or no single new span to compare
+        before, after = words
         related = self.wordnet.related(before, after, self.config.links)
         if related:
             return None

@@ -6,17 +6,21 @@ import json
 from pathlib import Path
 
 import pytest
-from doubles import DoublesPlugin, SynonymDecoder
-from pydantic import ConfigDict
-
 import spanaug_expanders
 import spanaug_filters
 import spanaug_jsonl
+from doubles import DoublesPlugin, SynonymDecoder
+from pydantic import ConfigDict
 from spanaug_jsonl.dataset import JsonlDataset
+
 from spanaug_core.config import load_run_config
 from spanaug_core.errors import ConfigError, RunStateError, SpanaugError
 from spanaug_core.hookspecs import hookimpl
-from spanaug_core.run import execute, resolved_component_options, with_suggested_settings
+from spanaug_core.run import (
+    execute,
+    resolved_component_options,
+    with_suggested_settings,
+)
 from spanaug_core.types import Augmented
 
 SENTENCES = [

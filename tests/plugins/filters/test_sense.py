@@ -6,36 +6,19 @@ from pathlib import Path
 
 import pytest
 import torch
+from span_records import SOURCE, record
+from spanaug_filters.sense import SenseFilter
 from tokenizers import Tokenizer, models, pre_tokenizers
 from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
 
 from spanaug_core.errors import ConfigError
 from spanaug_core.plugins import create
 from spanaug_core.protocols import FilterContext, ScoringFilter
-from spanaug_core.types import Augmented, Constraints, Example, Span
-from spanaug_filters.sense import SenseFilter
+from spanaug_core.types import Augmented
 from spanaug_shared.weights import load_weights, loaded
 
-WORDS = "Maria bought purchased sold a car last month . Sentence A B : In sentence replaces of Does in mean the same as ? Answer or".split()
+WORDS = ["Maria", "bought", "purchased", "sold", "a", "car", "last", "month", ".", "Sentence", "A", "B", ":", "In", "sentence", "replaces", "of", "Does", "in", "mean", "the", "same", "as", "?", "Answer", "or"]
 SPECIALS = ["<pad>", "</s>", "<unk>"]
-
-SOURCE = Example(
-    id="s",
-    tokens=("Maria", "bought", "a", "car", "last", "month", "."),
-    spans=(Span(start=1, end=2, label="Commerce_buy", role="target", group="1"), Span(start=0, end=1, label="Buyer", role="argument", group="1")),
-)
-
-
-def record(tokens: str, at: tuple[int, int] | None, model: str | None = None) -> Augmented:
-    words = tuple(tokens.split())
-    spans = [Span(start=0, end=1, label="Buyer", role="argument", group="1")]
-    if at is not None:
-        spans.append(Span(start=at[0], end=at[1], label="Commerce_buy", role="target", group="1"))
-    return Augmented(
-        id="s/s0/it1", source_id="s", target=0 if at is not None else None, iteration=1, tokens=words,
-        text=" ".join(words), spans=tuple(spans), scores={}, constraints=Constraints(),
-        components={"model": model} if model else {},
-    )
 
 
 def save_llama(folder: Path, words: list[str]) -> Path:

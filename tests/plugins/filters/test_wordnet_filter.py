@@ -3,30 +3,14 @@
 from __future__ import annotations
 
 import pytest
+from span_records import SOURCE, record
+from spanaug_filters.wordnet import WordNetFilter
 from wordnet_files import DATA, INDEX, write_wordnet
 
 from spanaug_core.errors import ConfigError
 from spanaug_core.protocols import FilterContext
-from spanaug_core.types import Augmented, Constraints, Example, Span
-from spanaug_filters.wordnet import WordNetFilter
+from spanaug_core.types import Augmented, Example, Span
 from spanaug_shared.wordnet import load_wordnet
-
-SOURCE = Example(
-    id="s",
-    tokens=("Maria", "bought", "a", "car", "last", "month", "."),
-    spans=(Span(start=1, end=2, label="Commerce_buy", role="target", group="1"), Span(start=0, end=1, label="Buyer", role="argument", group="1")),
-)
-
-
-def record(tokens: str, at: tuple[int, int] | None) -> Augmented:
-    words = tuple(tokens.split())
-    spans = [Span(start=0, end=1, label="Buyer", role="argument", group="1")]
-    if at is not None:
-        spans.append(Span(start=at[0], end=at[1], label="Commerce_buy", role="target", group="1"))
-    return Augmented(
-        id="s/s0/it1", source_id="s", target=0 if at is not None else None, iteration=1, tokens=words,
-        text=" ".join(words), spans=tuple(spans), scores={}, constraints=Constraints(),
-    )
 
 
 @pytest.fixture
