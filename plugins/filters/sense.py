@@ -111,14 +111,14 @@ class SenseFilter:
         if name is None:
             raise ConfigError("filter 'sense': the records name no model that wrote them; set the filter's `model` option")
         found = loaded(name)
-        if found is not None:
-            return found
-        device = self.config.device
-        if device == "auto":
-            import torch
+        if found is None:
+            device = self.config.device
+            if device == "auto":
+                import torch
 
-            device = "cuda" if torch.cuda.is_available() else "cpu"
-        model, tokenizer = load_weights(name, self.config.dtype, device)
+                device = "cuda" if torch.cuda.is_available() else "cpu"
+            found = load_weights(name, self.config.dtype, device)
+        model, tokenizer = found
         if model.config.is_encoder_decoder:
             raise ConfigError(f"filter 'sense' needs a decoder-only chat model to ask; {name!r} is an encoder-decoder model")
         return model, tokenizer

@@ -9,7 +9,13 @@ import torch
 from span_records import SOURCE, record
 from spanaug_filters.sense import SenseFilter
 from tokenizers import Tokenizer, models, pre_tokenizers
-from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
+from transformers import (
+    LlamaConfig,
+    LlamaForCausalLM,
+    PreTrainedTokenizerFast,
+    T5Config,
+    T5ForConditionalGeneration,
+)
 
 from spanaug_core.errors import ConfigError
 from spanaug_core.plugins import create
@@ -109,3 +115,12 @@ def test_it_is_a_filter_of_records_not_a_scorer_of_candidates() -> None:
     # The pipeline asks a ScoringFilter to score every candidate before alignment, when there
     # is no new span to ask about yet.
     assert not isinstance(create("filter", "sense"), ScoringFilter)
+
+
+def test_an_encoder_decoder_model_is_refused(llama, tmp_path) -> None:
+    # The records of a T5 paraphraser name it as their model: there is no chat turn to ask in.
+    PreTrainedTokenizerFast.from_pretrained(llama).save_pretrained(tmp_path)
+    config = T5Config(vocab_size=40, d_model=16, d_kv=4, d_ff=32, num_layers=1, num_heads=2, pad_token_id=0, eos_token_id=1, decoder_start_token_id=0)
+    T5ForConditionalGeneration(config).save_pretrained(tmp_path)
+    with pytest.raises(ConfigError, match="encoder-decoder"):
+        check(record("Maria purchased a car last month .", (1, 2), model=str(tmp_path)))
