@@ -29,16 +29,22 @@ def rewritten_span(record: Augmented, rewrite_roles: Sequence[str]) -> Span | No
     return found[0] if record.target is not None and len(found) == 1 else None
 
 
-def replaced_words(record: Augmented, source: Example) -> tuple[str, str] | None:
-    """The words of the source span a record rewrote and of the span that replaced it
-    (whitespace normalised); None for a whole-sentence paraphrase or when the record has not
-    exactly one span of the replaced span's role."""
+def replacement(record: Augmented, source: Example) -> tuple[Span, Span] | None:
+    """The source span a record rewrote and the record's span that replaced it; None for a
+    whole-sentence paraphrase, or when the record has not exactly one span of its role."""
     if record.target is None or not 0 <= record.target < len(source.spans):
         return None
     replaced = source.spans[record.target]
     new = rewritten_span(record, (replaced.role,))
-    if new is None:
+    return None if new is None else (replaced, new)
+
+
+def replaced_words(record: Augmented, source: Example) -> tuple[str, str] | None:
+    """The words of ``replacement``'s two spans (whitespace normalised)."""
+    spans = replacement(record, source)
+    if spans is None:
         return None
+    replaced, new = spans
     return " ".join(replaced.text(source.tokens).split()), " ".join(new.text(record.tokens).split())
 
 

@@ -22,7 +22,7 @@ from pydantic import Field
 from spanaug_core.protocols import ComponentConfig, FilterContext
 from spanaug_core.types import Augmented
 
-from spanaug_shared.records import rewritten_span
+from spanaug_shared.records import replacement
 from spanaug_framenet.ablation import lu_form
 from spanaug_framenet.release import FrameInfo, find_release, frames
 
@@ -59,12 +59,10 @@ class FrameLexiconFilter:
         return self._units[frame]
 
     def check(self, record: Augmented, context: FilterContext) -> str | None:
-        source = context.source
-        if record.target is None or not 0 <= record.target < len(source.spans):
-            return None  # a whole-sentence paraphrase (NER) has no trigger to check
-        trigger = rewritten_span(record, (source.spans[record.target].role,))
-        if trigger is None:
-            return None  # not exactly one span of the rewritten role: no trigger to tell
+        spans = replacement(record, context.source)
+        if spans is None:
+            return None  # a whole-sentence paraphrase (NER), or no single new trigger to tell
+        trigger = spans[1]
         frame = trigger.label
         units = self.units(frame)
         if not units:
