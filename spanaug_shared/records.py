@@ -1,8 +1,8 @@
-"""Reading back what a run wrote: its augmented records and its manifest.
+"""Reading back what a run wrote: its augmented records, its rejections and its manifest.
 
-The run store (``spanaug_core.output``) writes ``augmented.jsonl`` and ``manifest.json``;
-the judge, the report and the experiments read them here, each line validated (a
-malformed one is a ``DataError`` naming the file and line).
+The run store (``spanaug_core.output``) writes ``augmented.jsonl``, ``rejected.jsonl`` and
+``manifest.json``; the judge, the report and the experiments read them here, each line
+validated (a malformed one is a ``DataError`` naming the file and line).
 """
 
 from __future__ import annotations
@@ -12,15 +12,39 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from spanaug_core.errors import DataError
 from spanaug_core.output import MANIFEST
 from spanaug_core.types import Augmented, Example, Span
 from spanaug_shared.jsonlines import read_models
 
 
+class Rejected(BaseModel):
+    """A line of rejected.jsonl: a record a filter dropped (``record`` set) or a span that stopped."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    source_id: str
+    target: int | None = None
+    iteration: int = Field(ge=0)
+    reason: str
+    record: Augmented | None = None
+
+    @property
+    def filter(self) -> str | None:
+        """The filter that dropped the record (reasons read ``"<filter>: <why>"``); None for a stopped span."""
+        return self.reason.split(":", 1)[0].strip() if self.record is not None else None
+
+
 def read_records(path: Path) -> list[Augmented]:
     """The augmented records of a run's ``augmented.jsonl``."""
     return read_models(path, Augmented, "an augmented record")
+
+
+def read_rejected(path: Path) -> list[Rejected]:
+    """The lines of a run's ``rejected.jsonl``."""
+    return read_models(path, Rejected, "a rejected.jsonl line")
 
 
 def rewritten_span(record: Augmented, rewrite_roles: Sequence[str]) -> Span | None:

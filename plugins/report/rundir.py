@@ -15,30 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from spanaug_core.errors import DataError, SpanaugError
 from spanaug_core.output import AUGMENTED, MANIFEST, REJECTED
 from spanaug_core.types import Augmented, Example
-from spanaug_shared.jsonlines import read_models
-from spanaug_shared.records import read_manifest, read_records
-
-
-class Rejected(BaseModel):
-    """A line of rejected.jsonl: a record a filter dropped (``record`` set) or a span that stopped."""
-
-    model_config = ConfigDict(frozen=True, extra="ignore")
-
-    source_id: str
-    target: int | None = None
-    iteration: int = Field(ge=0)
-    reason: str
-    record: Augmented | None = None
-
-    @property
-    def filter(self) -> str | None:
-        """The filter that dropped the record (reasons read ``"<filter>: <why>"``); None for a stopped span."""
-        return self.reason.split(":", 1)[0].strip() if self.record is not None else None
+from spanaug_shared.records import Rejected, read_manifest, read_records, read_rejected
 
 
 @dataclass(frozen=True)
@@ -69,11 +49,6 @@ class Run:
     def filtered(self) -> list[Augmented]:
         """The records a filter of the run dropped."""
         return [r.record for r in self.rejected if r.record is not None]
-
-
-def read_rejected(path: Path) -> list[Rejected]:
-    """The lines of a run's ``rejected.jsonl``."""
-    return read_models(path, Rejected, "a rejected.jsonl line")
 
 
 def _wanted(examples: Iterable[Example], wanted: set[str]) -> dict[str, Example]:
