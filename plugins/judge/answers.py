@@ -70,6 +70,40 @@ class Agreement:
     unanimous: float
 
 
+@dataclass(frozen=True)
+class FilterQuality:
+    """The run's filters against the judgments of an export made with ``--rejected``.
+
+    ``kept``/``dropped``: judged system items whose record the filters kept/dropped, and
+    how many of each were accepted. Precision and recall are the paper's (Culkin et al.
+    2021, Table 4): accepted among kept, and kept among accepted.
+    """
+
+    kept: int
+    kept_accepted: int
+    dropped: int
+    dropped_accepted: int
+
+    @property
+    def precision(self) -> float:
+        return self.kept_accepted / self.kept if self.kept else math.nan
+
+    @property
+    def recall(self) -> float:
+        accepted = self.kept_accepted + self.dropped_accepted
+        return self.kept_accepted / accepted if accepted else math.nan
+
+
+def filter_quality(results: Sequence[ItemResult]) -> FilterQuality | None:
+    """How the filters did, where the judged system items include records they dropped; else None."""
+    system = [r for r in results if r.item.kind == "system" and r.item.kept is not None]
+    if not any(r.item.kept is False for r in system):
+        return None
+    kept = [r for r in system if r.item.kept]
+    dropped = [r for r in system if not r.item.kept]
+    return FilterQuality(len(kept), sum(r.accepted for r in kept), len(dropped), sum(r.accepted for r in dropped))
+
+
 def _jsonl_rows(path: Path, export: str) -> Iterator[tuple[int, Any, Any, Any]]:
     annotator = None
     for lineno, obj in objects(path):

@@ -1,10 +1,12 @@
 """``spanaug judge export`` and ``spanaug judge import``: human judgments of a run's outputs.
 
-Export turns a run's augmented.jsonl into tasks (each output among gold controls) and
-writes the annotators' page, a CSV of the same tasks and the key; import reads the
-answer files back, prints acceptance rates per kind and agreement, and writes the
-judgments file that ``spanaug train filter`` learns from. Gold controls come from
-``--gold`` or, when the run's manifest records its dataset, from the run's own input.
+Export turns a run's augmented.jsonl (with ``--rejected`` also the records its filters
+dropped) into tasks (each output among gold controls) and writes the annotators' page, a
+CSV of the same tasks and the key; import reads the answer files back, prints acceptance
+rates per kind, the filters' precision and recall where both kinds of record were
+judged, and agreement, and writes the judgments file that ``spanaug train filter`` learns
+from. Gold controls come from ``--gold`` or, when the run's manifest records its dataset,
+from the run's own input.
 """
 
 from __future__ import annotations
@@ -28,6 +30,10 @@ EXISTING = click.Path(exists=True, dir_okay=False, path_type=Path)
 
 def _warn(message: str) -> None:
     err_console.print(f"[bold yellow]warning:[/] {message}", markup=True, soft_wrap=True)
+
+
+def _percent(share: float) -> str:
+    return "n/a" if math.isnan(share) else f"{share * 100:.1f}%"
 
 
 def _controls(run_dir: Path, gold: Path | None, manifest: dict[str, Any]) -> tuple[list[Example], str | None]:
@@ -70,11 +76,18 @@ def judge_group() -> None:
 @click.option("--gold", type=EXISTING, help="gold examples JSONL for the controls (default: the run's input, if its manifest records it)")
 @click.option("--sample", type=click.IntRange(min=1), help="judge a seeded sample of N records (default: all)")
 @click.option("--seed", default=0, show_default=True, help="seed of the sample, the controls and the order of items")
+@click.option("--rejected", "with_rejected", is_flag=True,
+              help="also judge the records the run's filters dropped (rejected.jsonl): the judgments then cover the unfiltered "
+              "output, and import reports the filters' precision and recall")
 @click.option("--force", is_flag=True, help="overwrite an earlier export in --output (its answers will no longer match)")
-def export_command(run_dir: Path, output: Path, per_item: int, gold: Path | None, sample: int | None, seed: int, force: bool) -> None:
-    """Write judgment tasks for RUN_DIR/augmented.jsonl: a static page, a CSV and the key (tasks.json)."""
+def export_command(
+    run_dir: Path, output: Path, per_item: int, gold: Path | None, sample: int | None, seed: int, with_rejected: bool, force: bool
+) -> None:
+    """Write judgment tasks for RUN_DIR/augmented.jsonl (with --rejected, also for the records in
+    rejected.jsonl): a static page, a CSV and the key (tasks.json)."""
+    from spanaug_core.output import REJECTED
     from spanaug_judge.tasks import CSV_FILE, PAGE_FILE, TASKS_FILE, build_tasks, write_export
-    from spanaug_shared.records import read_manifest, read_records
+    from spanaug_shared.records import read_manifest, read_records, read_rejected
 
     if (output / TASKS_FILE).exists() and not force:
         raise SpanaugError(f"{output} already holds an export ({TASKS_FILE}); answers belong to it. Choose another --output or pass --force")
@@ -83,12 +96,19 @@ def export_command(run_dir: Path, output: Path, per_item: int, gold: Path | None
         raise DataError("expected a run folder with augmented.jsonl", path=run_dir)
     manifest = read_manifest(run_dir)
     records = read_records(augmented)
+    dropped = []
+    if with_rejected:
+        if not (run_dir / REJECTED).is_file():
+            raise DataError(f"--rejected: no {REJECTED} here (was the run made with write_rejected = false?)", path=run_dir)
+        dropped = [line.record for line in read_rejected(run_dir / REJECTED) if line.record is not None]
     examples, controls = _controls(run_dir, gold, manifest)
     rewrite_roles = manifest.get("config", {}).get("rewrite_roles", ["target"])
     if controls is not None and not any(span.role in rewrite_roles for e in examples for span in e.spans):
         _warn(f"the gold examples ({controls}) have no span with a rewritten role ({', '.join(rewrite_roles)}); exporting system outputs alone")
         controls = None
-    tasks, stats = build_tasks(records, examples if controls else [], rewrite_roles, per_item, seed, sample, str(run_dir), controls)
+    tasks, stats = build_tasks(
+        records, examples if controls else [], rewrite_roles, per_item, seed, sample, str(run_dir), controls, dropped
+    )
     # Its three files are written aside and moved in only when all are written; other files in
     # the folder (collected answers, notes) are left alone.
     ensure_folder(output)
@@ -102,7 +122,9 @@ def export_command(run_dir: Path, output: Path, per_item: int, gold: Path | None
         if count:
             _warn(f"{count} of {len(tasks.tasks)} tasks have no {kind} control (the gold has none that fits)")
     items = sum(len(t.items) for t in tasks.tasks)
-    note(f"export {tasks.export}: {len(tasks.tasks)} tasks, {items} sentences, {per_item} judgments wanted per item; "
+    dropped_items = sum(item.kept is False for task in tasks.tasks for item in task.items)
+    of_which = f" ({dropped_items} of them records the filters dropped)" if with_rejected else ""
+    note(f"export {tasks.export}: {len(tasks.tasks)} tasks{of_which}, {items} sentences, {per_item} judgments wanted per item; "
          f"controls from {controls or 'nowhere'}")
     note(f"give {output / PAGE_FILE} (or {output / CSV_FILE} on a crowdsourcing platform) to the annotators; "
          f"keep {output / TASKS_FILE}: it is the key for `spanaug judge import`")
@@ -117,7 +139,7 @@ def import_command(answers: tuple[Path, ...], tasks_dir: Path, output: Path, ove
     """Aggregate answer files (.jsonl from the page, or .csv annotator,item,score) into judgments."""
     from rich.table import Table
 
-    from spanaug_judge.answers import agreement, aggregate, read_answers, summarize, write_judgments
+    from spanaug_judge.answers import agreement, aggregate, filter_quality, read_answers, summarize, write_judgments
     from spanaug_judge.tasks import read_export
 
     tasks = read_export(tasks_dir)
@@ -132,6 +154,16 @@ def import_command(answers: tuple[Path, ...], tasks_dir: Path, output: Path, ove
             shown = ("-", "-") if math.isnan(row["mean"]) else (f"{row['mean']:.1f}", f"{row['acceptance'] * 100:.1f}%")
             table.add_row(kind, str(int(row["items"])), str(int(row["judged"])), *shown)
     out_console.print(table)
+    quality = filter_quality(results)
+    if quality is not None:
+        judged = quality.kept + quality.dropped
+        accepted = quality.kept_accepted + quality.dropped_accepted
+        out_console.print(
+            f"the run's filters kept {quality.kept} of the {judged} judged outputs ({accepted} accepted, "
+            f"{accepted / judged * 100:.1f}% unfiltered): precision {_percent(quality.precision)} "
+            f"({quality.kept_accepted} of the kept accepted), recall {_percent(quality.recall)} "
+            f"({quality.kept_accepted} of the {accepted} accepted kept)"
+        )
     for name, subset in (("system items", [r for r in results if r.item.kind == "system"]), ("all items", results)):
         found = agreement(subset)
         if found is None:

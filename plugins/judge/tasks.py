@@ -56,6 +56,9 @@ class Item(_Frozen):
     label: str
     iteration: int | None = None
     scores: dict[str, float] = {}
+    # System items: whether the run's filters kept the record (False: rejected.jsonl); None
+    # for controls and for exports made before this was recorded.
+    kept: bool | None = None
 
     def highlighted(self) -> tuple[str, str, str]:
         """The sentence as text before, inside and after the highlighted span."""
@@ -157,21 +160,25 @@ def build_tasks(
     sample: int | None = None,
     run: str = "",
     controls: str | None = None,
+    dropped: Sequence[Augmented] = (),
 ) -> tuple[TaskSet, ExportStats]:
     """One task per record (all, or a seeded sample), each with the controls the gold allows.
 
+    ``dropped`` are records the run's filters rejected: judged like the kept ``records``
+    (their system items say ``kept=False``), so the judgments cover the unfiltered output.
     Gold spans are the spans of ``gold`` examples with a rewritten role; a control never
     comes from the record's own source sentence.
     """
     rng = random.Random(seed)
     index = _GoldIndex(gold, rewrite_roles)
-    chosen = range(len(records))
-    if sample is not None and sample < len(records):
+    pool = [(record, True) for record in records] + [(record, False) for record in dropped]
+    chosen = range(len(pool))
+    if sample is not None and sample < len(pool):
         chosen = sorted(rng.sample(chosen, sample))
     stats = ExportStats(records=len(chosen))
     tasks = []
     width = len(str(len(chosen)))
-    for record in (records[i] for i in chosen):
+    for record, kept in (pool[i] for i in chosen):
         span = rewritten_span(record, rewrite_roles)
         if span is None:
             stats.no_span += 1
@@ -183,7 +190,7 @@ def build_tasks(
                 stats.missing[kind] += all(k != kind for k, _ in drawn)
         items = [
             dict(kind="system", source=record.id, tokens=record.tokens, span=(span.start, span.end), label=span.label,
-                 iteration=record.iteration, scores=record.scores),
+                 iteration=record.iteration, scores=record.scores, kept=kept),
             *(dict(kind=kind, source=g.example_id, tokens=g.tokens, span=(g.span.start, g.span.end), label=g.span.label)
               for kind, g in drawn),
         ]

@@ -177,6 +177,41 @@ def test_export_fill_import_train_round_trip(spanaug, run_dir, tmp_path, capsys)
     assert "answers-ann1.csv:2: not valid utf-8-sig" in capsys.readouterr().err
 
 
+def test_rejected_records_are_judged_and_the_filters_scored(spanaug, run_dir, tmp_path, capsys) -> None:
+    dropped = augmented(GOLD[2], "Glaciers creep slowly .", 2, 0.5)
+    lines = [{"source_id": "g3", "target": 0, "iteration": 2, "reason": "adequacy: 0.41 < 0.7", "record": dropped.model_dump(mode="json")},
+             {"source_id": "g1", "target": 0, "iteration": 3, "reason": "no-alignment"}]  # a stopped span: nothing to judge
+    (run_dir / "rejected.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    out = tmp_path / "judge"
+    assert spanaug("judge", "export", run_dir, "--output", out, "--per-item", 2, "--rejected") == 0
+    assert "4 tasks (1 of them records the filters dropped)" in capsys.readouterr().err
+    tasks = read_export(out)
+    system = {i.source: i for i in tasks.items().values() if i.kind == "system"}
+    assert {k: i.kept for k, i in system.items()} == {RECORDS[0].id: True, RECORDS[1].id: True, RECORDS[2].id: True, dropped.id: False}
+    assert '"kept"' not in (out / "judge.html").read_text()  # the page does not tell annotators what the filters did
+
+    # Two of the three kept outputs are accepted, and so is the one the filters dropped.
+    wanted = {RECORDS[0].id: 80, RECORDS[1].id: 20, RECORDS[2].id: 90, dropped.id: 70}
+    answers = tmp_path / "answers.csv"
+    with answers.open("w", newline="") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(["annotator", "item", "score"])
+        for name in ("ann1", "ann2"):
+            writer.writerows([name, i.item, wanted.get(i.source, 50)] for i in tasks.items().values())
+    assert spanaug("judge", "import", answers, "--tasks", out, "--output", tmp_path / "j.jsonl") == 0
+    printed = " ".join(capsys.readouterr().out.split())
+    assert ("the run's filters kept 3 of the 4 judged outputs (3 accepted, 75.0% unfiltered): precision 66.7% "
+            "(2 of the kept accepted), recall 66.7% (2 of the 3 accepted kept)") in printed
+
+    # Without --rejected nothing is said of the filters; a run that wrote no rejected.jsonl is refused.
+    plain = tmp_path / "plain"
+    assert spanaug("judge", "export", run_dir, "--output", plain, "--per-item", 2) == 0
+    assert all(i.kept is not False for i in read_export(plain).items().values())
+    (run_dir / "rejected.jsonl").unlink()
+    assert spanaug("judge", "export", run_dir, "--output", tmp_path / "none", "--rejected") == 2
+    assert "--rejected: no rejected.jsonl here" in capsys.readouterr().err
+
+
 def test_export_without_gold_says_so(spanaug, run_dir, tmp_path, capsys) -> None:
     (run_dir / "manifest.json").unlink()
     out = tmp_path / "judge"
