@@ -61,6 +61,37 @@ class ItemResult:
 
 
 @dataclass(frozen=True)
+class RecordResult:
+    """A judged system output: its items (one span each; several for a whole-sentence
+    paraphrase's entities). It is accepted when every item is, and its mean is the lowest."""
+
+    items: tuple[ItemResult, ...]
+
+    @property
+    def deciding(self) -> ItemResult:
+        """The item with the lowest mean: the record's mean, and what rejects it if anything does."""
+        return min(self.items, key=lambda r: r.mean)
+
+    @property
+    def kept(self) -> bool | None:
+        """Whether the run's filters kept the record (None: the export did not record it)."""
+        return self.items[0].item.kept
+
+    @property
+    def accepted(self) -> bool:
+        return all(r.accepted for r in self.items)
+
+
+def system_records(results: Iterable[ItemResult]) -> list[RecordResult]:
+    """The judged system items grouped by the record they show, in order of first appearance."""
+    grouped: dict[str, list[ItemResult]] = {}
+    for r in results:
+        if r.item.kind == "system":
+            grouped.setdefault(r.item.source, []).append(r)
+    return [RecordResult(tuple(items)) for items in grouped.values()]
+
+
+@dataclass(frozen=True)
 class Agreement:
     """Fleiss' kappa of accept decisions over ``items`` items with ``raters`` judgments each."""
 
@@ -95,12 +126,12 @@ class FilterQuality:
 
 
 def filter_quality(results: Sequence[ItemResult]) -> FilterQuality | None:
-    """How the filters did, where the judged system items include records they dropped; else None."""
-    system = [r for r in results if r.item.kind == "system" and r.item.kept is not None]
-    if not any(r.item.kept is False for r in system):
+    """How the filters did, where the judged records include some they dropped; else None."""
+    judged = [r for r in system_records(results) if r.kept is not None]
+    if not any(r.kept is False for r in judged):
         return None
-    kept = [r for r in system if r.item.kept]
-    dropped = [r for r in system if not r.item.kept]
+    kept = [r for r in judged if r.kept]
+    dropped = [r for r in judged if not r.kept]
     return FilterQuality(len(kept), sum(r.accepted for r in kept), len(dropped), sum(r.accepted for r in dropped))
 
 
@@ -202,21 +233,24 @@ def agreement(results: Sequence[ItemResult]) -> Agreement | None:
     return Agreement(fleiss_kappa(table), len(table), raters, unanimous)
 
 
+def _item_line(r: ItemResult) -> dict[str, Any]:
+    return {"item": r.item.item, "mean": round(r.mean, 4), "judgments": [{"annotator": a, "score": s} for a, s in r.judgments],
+            "label": r.item.label, "span": list(r.item.span)}
+
+
 def write_judgments(results: Iterable[ItemResult], path: Path) -> int:
-    """Write the judged system items as the judgments JSONL that ``spanaug train filter`` reads."""
+    """Write the judged system outputs, one line a record, as the judgments JSONL that
+    ``spanaug train filter`` reads. The item fields are those of the deciding item; a record
+    judged in several items (a whole-sentence paraphrase's entities) lists them all in ``items``."""
     path.parent.mkdir(parents=True, exist_ok=True)
     count = 0
     with path.open("w", encoding="utf-8") as fh:
-        for r in results:
-            item = r.item
-            if item.kind != "system":
-                continue
-            line = {
-                "id": item.source, "item": item.item, "iteration": item.iteration, "scores": item.scores,
-                "accepted": r.accepted, "mean": round(r.mean, 4),
-                "judgments": [{"annotator": a, "score": s} for a, s in r.judgments],
-                "label": item.label, "span": list(item.span), "text": detokenize(item.tokens),
-            }
+        for record in system_records(results):
+            item = record.deciding.item
+            line = {"id": item.source, "iteration": item.iteration, "scores": item.scores, "accepted": record.accepted,
+                    **_item_line(record.deciding), "text": detokenize(item.tokens)}
+            if len(record.items) > 1:
+                line["items"] = [_item_line(r) for r in record.items]
             fh.write(json.dumps(line, ensure_ascii=False) + "\n")
             count += 1
     return count

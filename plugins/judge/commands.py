@@ -103,8 +103,8 @@ def export_command(
         dropped = [line.record for line in read_rejected(run_dir / REJECTED) if line.record is not None]
     examples, controls = _controls(run_dir, gold, manifest)
     rewrite_roles = manifest.get("config", {}).get("rewrite_roles", ["target"])
-    if controls is not None and not any(span.role in rewrite_roles for e in examples for span in e.spans):
-        _warn(f"the gold examples ({controls}) have no span with a rewritten role ({', '.join(rewrite_roles)}); exporting system outputs alone")
+    if controls is not None and not any(e.spans for e in examples):
+        _warn(f"the gold examples ({controls}) have no spans; exporting system outputs alone")
         controls = None
     tasks, stats = build_tasks(
         records, examples if controls else [], rewrite_roles, per_item, seed, sample, str(run_dir), controls, dropped
@@ -117,14 +117,16 @@ def export_command(
         for name in (TASKS_FILE, PAGE_FILE, CSV_FILE):
             os.replace(Path(staged) / name, output / name)
     if stats.no_span:
-        note(f"skipped {stats.no_span} of {stats.records} records without exactly one rewritten span (role {', '.join(rewrite_roles)})")
+        note(f"skipped {stats.no_span} of {stats.records} records with nothing to judge (not exactly one rewritten span of role "
+             f"{', '.join(rewrite_roles)}, or a whole-sentence paraphrase without spans)")
     for kind, count in sorted(stats.missing.items()):
         if count:
             _warn(f"{count} of {len(tasks.tasks)} tasks have no {kind} control (the gold has none that fits)")
     items = sum(len(t.items) for t in tasks.tasks)
-    dropped_items = sum(item.kept is False for task in tasks.tasks for item in task.items)
-    of_which = f" ({dropped_items} of them records the filters dropped)" if with_rejected else ""
-    note(f"export {tasks.export}: {len(tasks.tasks)} tasks{of_which}, {items} sentences, {per_item} judgments wanted per item; "
+    shown = {item.source: item.kept for task in tasks.tasks for item in task.items if item.kind == "system"}
+    dropped_records = f", {sum(kept is False for kept in shown.values())} of them dropped by the filters" if with_rejected else ""
+    note(f"export {tasks.export}: {len(tasks.tasks)} tasks for {len(shown)} records{dropped_records}, {items} sentences, "
+         f"{per_item} judgments wanted per item; "
          f"controls from {controls or 'nowhere'}")
     note(f"give {output / PAGE_FILE} (or {output / CSV_FILE} on a crowdsourcing platform) to the annotators; "
          f"keep {output / TASKS_FILE}: it is the key for `spanaug judge import`")
@@ -139,7 +141,9 @@ def import_command(answers: tuple[Path, ...], tasks_dir: Path, output: Path, ove
     """Aggregate answer files (.jsonl from the page, or .csv annotator,item,score) into judgments."""
     from rich.table import Table
 
-    from spanaug_judge.answers import agreement, aggregate, filter_quality, read_answers, summarize, write_judgments
+    from spanaug_judge.answers import (
+        agreement, aggregate, filter_quality, read_answers, summarize, system_records, write_judgments
+    )
     from spanaug_judge.tasks import read_export
 
     tasks = read_export(tasks_dir)
@@ -154,6 +158,11 @@ def import_command(answers: tuple[Path, ...], tasks_dir: Path, output: Path, ove
             shown = ("-", "-") if math.isnan(row["mean"]) else (f"{row['mean']:.1f}", f"{row['acceptance'] * 100:.1f}%")
             table.add_row(kind, str(int(row["items"])), str(int(row["judged"])), *shown)
     out_console.print(table)
+    records = system_records(results)
+    if any(len(r.items) > 1 for r in records):
+        accepted = sum(r.accepted for r in records)
+        out_console.print(f"{len(records)} judged records, {accepted} accepted ({accepted / len(records) * 100:.1f}%): a record "
+                          "judged in several items (a whole-sentence paraphrase's entities) counts when every item is accepted")
     quality = filter_quality(results)
     if quality is not None:
         judged = quality.kept + quality.dropped

@@ -3,8 +3,9 @@
 A task names one label (a FrameNet frame, an entity type...) and shows up to three
 sentences, each with a highlighted span, to be rated 0-100 for how well the highlighted
 words, in context, evoke the label: the system output (the rewritten span of an augmented
-record), a gold *in-frame* sentence (same label, another trigger or LU) and a gold
-*out-of-frame* sentence (another label), in a seeded random order. The controls ground
+record, or one entity of a whole-sentence paraphrase, which gets a task per entity), a
+gold *in-frame* sentence (same label, another trigger or LU) and a gold *out-of-frame*
+sentence (another label of the same role), in a seeded random order. The controls ground
 the scores of system outputs and show whether annotators understood the task (in the
 paper, gold in-frame sentences were accepted 95% of the time, out-of-frame ones 7%).
 
@@ -115,29 +116,40 @@ def _another_trigger(gold: _Gold, tokens: Sequence[str], span: Span) -> bool:
 
 
 class _GoldIndex:
-    """Gold spans with a rewritten role, by label, to draw controls from."""
+    """Gold spans by role and label, to draw controls from."""
 
-    def __init__(self, examples: Iterable[Example], rewrite_roles: Sequence[str]) -> None:
-        self.by_label: dict[str, list[_Gold]] = defaultdict(list)
+    def __init__(self, examples: Iterable[Example]) -> None:
+        self.by_label: dict[tuple[str, str], list[_Gold]] = defaultdict(list)
         for example in examples:
             for span in example.spans:
-                if span.role in rewrite_roles:
-                    self.by_label[span.label].append(_Gold(example.id, example.tokens, span))
-        self.labels = sorted(self.by_label)
+                self.by_label[span.role, span.label].append(_Gold(example.id, example.tokens, span))
+        self.labels: dict[str, list[str]] = defaultdict(list)
+        for role, label in sorted(self.by_label):
+            self.labels[role].append(label)
 
     def draw(self, record: Augmented, span: Span, rng: random.Random) -> list[tuple[Kind, _Gold]]:
-        """An in-frame and an out-of-frame control for a record's span, each where the gold has one."""
+        """An in-frame and an out-of-frame control for a record's span (gold spans of its role), each where the gold has one."""
         drawn: list[tuple[Kind, _Gold]] = []
-        same = [g for g in self.by_label.get(span.label, ()) if g.example_id != record.source_id and _another_trigger(g, record.tokens, span)]
+        same = [g for g in self.by_label.get((span.role, span.label), ()) if g.example_id != record.source_id
+                and _another_trigger(g, record.tokens, span)]
         if same:
             drawn.append(("in-frame", rng.choice(same)))
         # A label first, then a sentence of it: frequent labels do not crowd out the others.
-        others = [label for label in self.labels if label != span.label]
+        others = [label for label in self.labels.get(span.role, ()) if label != span.label]
         if others:
-            pool = [g for g in self.by_label[rng.choice(others)] if g.example_id != record.source_id]
+            pool = [g for g in self.by_label[span.role, rng.choice(others)] if g.example_id != record.source_id]
             if pool:
                 drawn.append(("out-of-frame", rng.choice(pool)))
         return drawn
+
+
+def judged_spans(record: Augmented, rewrite_roles: Sequence[str]) -> list[Span]:
+    """What annotators judge of a record: its rewritten span or, for a whole-sentence
+    paraphrase (NER), every span it carries (each entity must still be one, of its type)."""
+    span = rewritten_span(record, rewrite_roles)
+    if span is not None:
+        return [span]
+    return list(record.spans) if record.target is None else []
 
 
 def highlight(tokens: Sequence[str], span: tuple[int, int]) -> tuple[str, str, str]:
@@ -162,30 +174,29 @@ def build_tasks(
     controls: str | None = None,
     dropped: Sequence[Augmented] = (),
 ) -> tuple[TaskSet, ExportStats]:
-    """One task per record (all, or a seeded sample), each with the controls the gold allows.
+    """One task per judged span (:func:`judged_spans`) of each record (all, or a seeded
+    sample), each with the controls the gold allows.
 
     ``dropped`` are records the run's filters rejected: judged like the kept ``records``
     (their system items say ``kept=False``), so the judgments cover the unfiltered output.
-    Gold spans are the spans of ``gold`` examples with a rewritten role; a control never
-    comes from the record's own source sentence.
+    Controls are gold spans of the judged span's role (with the same label, and with
+    another); a control never comes from the record's own source sentence.
     """
     rng = random.Random(seed)
-    index = _GoldIndex(gold, rewrite_roles)
+    index = _GoldIndex(gold)
     pool = [(record, True) for record in records] + [(record, False) for record in dropped]
     chosen = range(len(pool))
     if sample is not None and sample < len(pool):
         chosen = sorted(rng.sample(chosen, sample))
     stats = ExportStats(records=len(chosen))
+    judged = [(record, kept, span) for record, kept in (pool[i] for i in chosen) for span in judged_spans(record, rewrite_roles)]
+    stats.no_span = len(chosen) - len({id(record) for record, _, _ in judged})
     tasks = []
-    width = len(str(len(chosen)))
-    for record, kept in (pool[i] for i in chosen):
-        span = rewritten_span(record, rewrite_roles)
-        if span is None:
-            stats.no_span += 1
-            continue
+    width = len(str(len(judged)))
+    for record, kept, span in judged:
         number = f"t{len(tasks) + 1:0{width}d}"
         drawn = index.draw(record, span, rng)
-        if index.labels:
+        if index.labels.get(span.role):
             for kind in ("in-frame", "out-of-frame"):
                 stats.missing[kind] += all(k != kind for k, _ in drawn)
         items = [

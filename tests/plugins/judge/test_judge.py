@@ -16,7 +16,7 @@ from spanaug_core.errors import DataError
 from spanaug_core.text import detokenize
 from spanaug_core.types import Augmented, Constraints, Example, Span
 from spanaug_judge.agreement import fleiss_kappa
-from spanaug_judge.answers import aggregate, read_answers
+from spanaug_judge.answers import aggregate, read_answers, write_judgments
 from spanaug_judge.tasks import TaskSet, build_tasks, highlight, read_export
 
 
@@ -184,7 +184,7 @@ def test_rejected_records_are_judged_and_the_filters_scored(spanaug, run_dir, tm
     (run_dir / "rejected.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
     out = tmp_path / "judge"
     assert spanaug("judge", "export", run_dir, "--output", out, "--per-item", 2, "--rejected") == 0
-    assert "4 tasks (1 of them records the filters dropped)" in capsys.readouterr().err
+    assert "4 tasks for 4 records, 1 of them dropped by the filters" in capsys.readouterr().err
     tasks = read_export(out)
     system = {i.source: i for i in tasks.items().values() if i.kind == "system"}
     assert {k: i.kept for k, i in system.items()} == {RECORDS[0].id: True, RECORDS[1].id: True, RECORDS[2].id: True, dropped.id: False}
@@ -210,6 +210,55 @@ def test_rejected_records_are_judged_and_the_filters_scored(spanaug, run_dir, tm
     (run_dir / "rejected.jsonl").unlink()
     assert spanaug("judge", "export", run_dir, "--output", tmp_path / "none", "--rejected") == 2
     assert "--rejected: no rejected.jsonl here" in capsys.readouterr().err
+
+
+def entity(start: int, end: int, label: str) -> Span:
+    return Span(start=start, end=end, label=label, role="entity")
+
+
+NER_GOLD = [
+    Example(id="n1", tokens=tuple("Smith joined Acme in Paris .".split()), spans=(entity(0, 1, "PER"), entity(2, 3, "ORG"), entity(4, 5, "LOC"))),
+    Example(id="n2", tokens=tuple("Jones visited Rome .".split()), spans=(entity(0, 1, "PER"), entity(2, 3, "LOC"))),
+    Example(id="n3", tokens=tuple("Globex hired Brown .".split()), spans=(entity(0, 1, "ORG"), entity(2, 3, "PER"))),
+]
+
+
+def test_a_whole_sentence_paraphrase_is_judged_entity_by_entity(spanaug, tmp_path, capsys) -> None:
+    # The paraphrase of n1 keeps its three entities: three tasks, each among entity controls.
+    tokens = tuple("In Paris , Smith went to work for Acme .".split())
+    record = Augmented(id="n1/it1", source_id="n1", target=None, iteration=1, tokens=tokens, text=detokenize(tokens),
+                       spans=(entity(1, 2, "LOC"), entity(3, 4, "PER"), entity(8, 9, "ORG")),
+                       scores={"paraphrase": -0.4, "alignment": 1.0}, constraints=Constraints())
+    tasks, stats = build_tasks([record], NER_GOLD, seed=3)
+    assert stats.no_span == 0 and [t.label for t in tasks.tasks] == ["LOC", "PER", "ORG"]
+    for task in tasks.tasks:
+        kinds = {i.kind: i for i in task.items}
+        assert kinds["system"].source == "n1/it1" and kinds["in-frame"].label == task.label != kinds["out-of-frame"].label
+        assert all(i.source != "n1" for i in task.items if i.kind != "system")  # never the record's own source
+
+    # A record is accepted only when every entity is: here "Acme" (ORG) is rated down.
+    items = tasks.items()
+    system = {i.label: i.item for i in items.values() if i.kind == "system"}
+    answers = tmp_path / "a.csv"
+    answers.write_text("annotator,item,score\n" + "".join(
+        f"{name},{i},{20 if i == system['ORG'] else 90}\n" for name in ("a1", "a2") for i in items))
+    results = aggregate(tasks, read_answers(answers, tasks))
+    out = tmp_path / "j.jsonl"
+    assert write_judgments(results, out) == 1
+    line = json.loads(out.read_text())
+    assert (line["id"], line["accepted"], line["mean"], line["label"]) == ("n1/it1", False, 20.0, "ORG")
+    assert [(i["label"], i["mean"]) for i in line["items"]] == [("LOC", 90.0), ("PER", 90.0), ("ORG", 20.0)]
+
+    # Through the commands: entity gold gives the controls, and import counts records as well as items.
+    gold, run = tmp_path / "gold.jsonl", tmp_path / "run"
+    gold.write_text("".join(e.model_dump_json() + "\n" for e in NER_GOLD))
+    run.mkdir()
+    (run / "augmented.jsonl").write_text(record.model_dump_json() + "\n")
+    assert spanaug("judge", "export", run, "--output", tmp_path / "judge", "--gold", gold, "--per-item", 2, "--seed", 3) == 0
+    assert "3 tasks for 1 records, 9 sentences" in capsys.readouterr().err
+    assert read_export(tmp_path / "judge").tasks == tasks.tasks
+    assert spanaug("judge", "import", answers, "--tasks", tmp_path / "judge", "--output", tmp_path / "j2.jsonl") == 0
+    assert "1 judged records, 0 accepted (0.0%)" in " ".join(capsys.readouterr().out.split())
 
 
 def test_export_without_gold_says_so(spanaug, run_dir, tmp_path, capsys) -> None:
