@@ -116,6 +116,26 @@ def _joins_words(tokens: Sequence[str], i: int) -> bool:
 
 def detokenize(tokens: Sequence[str]) -> str:
     """Join tokens into a sentence with conventional English spacing (``wheel - chair`` -> ``wheel-chair``)."""
+    return "".join(_spaced(tokens))
+
+
+def token_offsets(tokens: Sequence[str]) -> list[tuple[int, int]]:
+    """Where each token sits in ``detokenize(tokens)``: ``(start, end)`` character offsets.
+
+    Needed because a token's leading space can depend on the token after it (a hyphen
+    joins two words), so the text of a prefix of the tokens is not always a prefix of the
+    sentence's text.
+    """
+    offsets, at = [], 0
+    for piece, tok in zip(_spaced(tokens), tokens, strict=True):
+        start = at + len(piece) - len(tok)
+        offsets.append((start, start + len(tok)))
+        at += len(piece)
+    return offsets
+
+
+def _spaced(tokens: Sequence[str]) -> list[str]:
+    """Each token with the space that goes before it in the sentence, if any."""
     out: list[str] = []
     prev: str | None = None
     open_quote = False
@@ -133,7 +153,7 @@ def detokenize(tokens: Sequence[str]) -> str:
             space = False
         out.append((" " if space else "") + tok)
         prev = tok
-    return "".join(out)
+    return out
 
 
 def normalize(phrase: str, case_sensitive: bool = True) -> tuple[str, ...]:

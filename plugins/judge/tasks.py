@@ -31,7 +31,7 @@ from typing import Literal, get_args
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from spanaug_core.errors import DataError, one_line
-from spanaug_core.text import detokenize
+from spanaug_core.text import detokenize, token_offsets
 from spanaug_core.types import Augmented, Example, Span
 from spanaug_shared.records import rewritten_span
 
@@ -154,13 +154,9 @@ def judged_spans(record: Augmented, rewrite_roles: Sequence[str]) -> list[Span]:
 
 def highlight(tokens: Sequence[str], span: tuple[int, int]) -> tuple[str, str, str]:
     """``tokens`` as detokenized text split around ``tokens[start:end]`` (spaces stay outside the span)."""
-    # The detokenizer decides each space from earlier tokens only, so the text of a
-    # prefix of the tokens is a prefix of the sentence's text.
-    start, end = span
-    before, upto, full = detokenize(tokens[:start]), detokenize(tokens[:end]), detokenize(tokens)
-    inside = upto[len(before) :]
-    lead = len(inside) - len(inside.lstrip())
-    return before + inside[:lead], inside[lead:], full[len(upto) :]
+    text, offsets = detokenize(tokens), token_offsets(tokens)
+    first, last = offsets[span[0]][0], offsets[span[1] - 1][1]
+    return text[:first], text[first:last], text[last:]
 
 
 def build_tasks(

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable, Sequence
 from importlib.resources import files
 from typing import Any
 
-from spanaug_core.text import detokenize
+from spanaug_core.text import detokenize, token_offsets
 from spanaug_core.types import Augmented, Span
 from spanaug_shared.judgments import Judgment
 from spanaug_shared.postag import TaggerChoice, find_tagger
@@ -56,11 +56,8 @@ def highlighted(tokens: Sequence[str], spans: Iterable[Span]) -> str:
     marked by the spans that cover it; a span's label follows its last piece.
     """
     spans = list(spans)
-    # The detokenizer decides each space from earlier tokens only, so the text of a prefix
-    # of the tokens is a prefix of the sentence and gives each token's end offset.
-    ends = [len(detokenize(tokens[: i + 1])) for i in range(len(tokens))]
-    starts = [end - len(tok) for end, tok in zip(ends, tokens)]
-    text = detokenize(tokens)
+    text, offsets = detokenize(tokens), token_offsets(tokens)
+    starts, ends = [a for a, _ in offsets], [b for _, b in offsets]
     cuts = sorted({0, len(tokens), *(s.start for s in spans), *(s.end for s in spans)})
     out, pos = [], 0
     for a, b in itertools.pairwise(cuts):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from spanaug_core.text import contains_phrase, detokenize, find_copy, find_phrase, tokenize
+from spanaug_core.text import contains_phrase, detokenize, find_copy, find_phrase, token_offsets, tokenize
 from spanaug_core.types import AlignItem, Alignment, Example, Span
 
 
@@ -41,6 +41,20 @@ def test_types_are_frozen() -> None:
 )
 def test_tokenize_detokenize_round_trip(text: str) -> None:
     assert detokenize(tokenize(text)) == text
+
+
+@pytest.mark.parametrize(
+    "tokens",
+    [
+        ("SOCCER", "-", "FIORENTINA", "beat", "Milan", "."),  # the hyphen's space depends on the word after it
+        ("He", "said", ",", '"', "yes", '"', "(", "really", ")", "."),
+        ("O'Neil", "'s", "well", "-", "known", "e", "-", "mail", "..."),
+    ],
+)
+def test_token_offsets_point_into_the_detokenized_sentence(tokens: tuple[str, ...]) -> None:
+    text, offsets = detokenize(tokens), token_offsets(tokens)
+    assert [text[a:b] for a, b in offsets] == list(tokens)
+    assert all(b <= c for (_, b), (c, _) in zip(offsets, offsets[1:]))
 
 
 def test_phrase_search_is_on_word_boundaries() -> None:

@@ -38,6 +38,9 @@ def test_highlight_splits_the_detokenized_sentence() -> None:
     assert highlight(tokens, (4, 5)) == ('He said, "', "yes", '".')
     assert highlight(tokens, (0, 2)) == ("", "He said", ', "yes".')
     assert "".join(highlight(tokens, (1, 3))) == detokenize(tokens)
+    # A hyphen between two words is written without spaces, which depends on the word after
+    # it: the span after it must not lose its first letter ("SOCCER -IORENTINA" once).
+    assert highlight(("SOCCER", "-", "FIORENTINA", "beat", "Milan"), (2, 3)) == ("SOCCER-", "FIORENTINA", " beat Milan")
 
 
 def target(start: int, label: str, lu: str) -> Span:

@@ -136,6 +136,11 @@ def test_highlighting_marks_spans_by_role_with_their_labels_and_escapes_text() -
     assert '<mark class="r-target" title="Speaker &amp; co (argument); Say (target)">said<span class="lab">Speaker &amp; co</span><span class="lab">Say</span></mark>' in page
     assert '<mark class="r-other" title="Msg (mystery)">&lt;b&gt;yes&lt;/b&gt;<span class="lab">Msg</span></mark>' in page
     assert re.sub(r"<[^>]+>|Speaker &amp; co|Say|Msg", "", page).replace("&lt;", "<").replace("&gt;", ">").replace("&quot;", '"') == detokenize(tokens)
+    # Around a hyphen between words (whose spacing looks ahead) no letter is lost or repeated.
+    tokens = toks("SOCCER - FIORENTINA beat Milan")
+    page = highlighted(tokens, [Span(start=2, end=3, label="ORG", role="entity")])
+    assert '<mark class="r-entity" title="ORG (entity)">FIORENTINA<span class="lab">ORG</span></mark>' in page
+    assert re.sub(r"<[^>]+>|ORG", "", page) == detokenize(tokens) == "SOCCER-FIORENTINA beat Milan"
 
 
 def test_bins_and_distances() -> None:
