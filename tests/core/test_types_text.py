@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 from pydantic import ValidationError
 
@@ -54,7 +56,7 @@ def test_tokenize_detokenize_round_trip(text: str) -> None:
 def test_token_offsets_point_into_the_detokenized_sentence(tokens: tuple[str, ...]) -> None:
     text, offsets = detokenize(tokens), token_offsets(tokens)
     assert [text[a:b] for a, b in offsets] == list(tokens)
-    assert all(b <= c for (_, b), (c, _) in zip(offsets, offsets[1:]))
+    assert all(b <= c for (_, b), (c, _) in itertools.pairwise(offsets))
 
 
 def test_phrase_search_is_on_word_boundaries() -> None:
