@@ -105,8 +105,8 @@ class Agreement:
 class FilterQuality:
     """The run's filters against the judgments of an export made with ``--rejected``.
 
-    ``kept``/``dropped``: judged system items whose record the filters kept/dropped, and
-    how many of each were accepted. Precision and recall are the paper's (Culkin et al.
+    ``kept``/``dropped``: judged records (:class:`RecordResult`) the filters kept/dropped,
+    and how many of each were accepted. Precision and recall are the paper's (Culkin et al.
     2021, Table 4): accepted among kept, and kept among accepted.
     """
 
