@@ -125,9 +125,9 @@ class FilterQuality:
         return self.kept_accepted / accepted if accepted else math.nan
 
 
-def filter_quality(results: Sequence[ItemResult]) -> FilterQuality | None:
+def filter_quality(records: Sequence[RecordResult]) -> FilterQuality | None:
     """How the filters did, where the judged records include some they dropped; else None."""
-    judged = [r for r in system_records(results) if r.kept is not None]
+    judged = [r for r in records if r.kept is not None]
     if not any(r.kept is False for r in judged):
         return None
     kept = [r for r in judged if r.kept]

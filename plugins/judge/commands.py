@@ -163,7 +163,7 @@ def import_command(answers: tuple[Path, ...], tasks_dir: Path, output: Path, ove
         accepted = sum(r.accepted for r in records)
         out_console.print(f"{len(records)} judged records, {accepted} accepted ({accepted / len(records) * 100:.1f}%): a record "
                           "judged in several items (a whole-sentence paraphrase's entities) counts when every item is accepted")
-    quality = filter_quality(results)
+    quality = filter_quality(records)
     if quality is not None:
         judged = quality.kept + quality.dropped
         accepted = quality.kept_accepted + quality.dropped_accepted

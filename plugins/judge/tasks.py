@@ -185,8 +185,11 @@ def build_tasks(
     if sample is not None and sample < len(pool):
         chosen = sorted(rng.sample(chosen, sample))
     stats = ExportStats(records=len(chosen))
-    judged = [(record, kept, span) for record, kept in (pool[i] for i in chosen) for span in judged_spans(record, rewrite_roles)]
-    stats.no_span = len(chosen) - len({id(record) for record, _, _ in judged})
+    judged: list[tuple[Augmented, bool, Span]] = []
+    for record, kept in (pool[i] for i in chosen):
+        spans = judged_spans(record, rewrite_roles)
+        stats.no_span += not spans
+        judged += [(record, kept, span) for span in spans]
     tasks = []
     width = len(str(len(judged)))
     for record, kept, span in judged:
