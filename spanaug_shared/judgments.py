@@ -10,10 +10,17 @@ work as well if they carry the same fields::
 judgments is at least 50); a reader that learns from ``scores`` names the ones it needs.
 Other keys (the judge's item id, the single judgments, the text) are ignored here.
 Malformed lines raise a ``DataError`` naming the file and line.
+
+A judgment's *source* is the input sentence its output was made from, read off the
+record id (``SOURCE/sK/itN`` or ``SOURCE/itN``, docs/data-format.md). The outputs of one
+source are near-copies of each other (later iterations of the same sentence, or the
+same round of two runs over one sample), so whoever scores a filter on judgments it was
+not trained on keeps each source on one side.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -21,6 +28,10 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError
 
 from spanaug_core.errors import DataError, one_line
 from spanaug_shared.jsonlines import objects
+
+# What the pipeline appends to a source id: the rewritten span (absent for whole-sentence
+# jobs) and the iteration.
+_RECORD_SUFFIX = re.compile(r"(?:/s\d+)?/it\d+$")
 
 
 class Judgment(BaseModel):
@@ -33,6 +44,11 @@ class Judgment(BaseModel):
     scores: dict[str, float]
     accepted: StrictBool
     mean: float | None = None
+
+    @property
+    def source(self) -> str:
+        """The source sentence's id (the whole id when it does not end in ``/itN``)."""
+        return _RECORD_SUFFIX.sub("", self.id) or self.id
 
 
 def read_judgments(path: Path, needed_scores: Sequence[str] = ()) -> list[Judgment]:

@@ -2,9 +2,10 @@
 ``spanaug train adequacy`` the adequacy classifier on labeled paraphrase pairs (MRPC).
 
 ``train filter`` reads a judgments file (``spanaug judge import`` writes one), holds out a seeded share
-of it, trains on the rest, reports precision/recall/F1 on the held-out judgments next to
-the unfiltered acceptance rate, and saves the filter folder that ``--filter learned``
-loads with ``model=FOLDER``. torch is imported when the command runs.
+of its sources, trains on the rest, reports precision/recall/F1 and ROC AUC on the held-out
+judgments (or on another file's, ``--test``) next to the unfiltered acceptance rate, and
+saves the filter folder that ``--filter learned`` loads with ``model=FOLDER``. torch is
+imported when the command runs.
 """
 
 from __future__ import annotations
@@ -28,14 +29,18 @@ from spanaug_shared.encoder import DEFAULT_ENCODER
               help="precision: positives down-weighted (P-classifier); recall: negatives down-weighted (R-classifier)")
 @click.option("--down-weight", type=click.FloatRange(0, 1, min_open=True), default=0.25, show_default=True,
               help="factor on the down-weighted class's loss")
-@click.option("--holdout", type=click.FloatRange(0, 1, max_open=True), default=0.2, show_default=True,
-              help="share of the judgments held out for the reported scores")
+@click.option("--holdout", type=click.FloatRange(0, 1, max_open=True),
+              help="share of the judgments held out for the reported scores, whole sources at a time "
+              "[default: 0.2; 0 with --test]")
+@click.option("--test", "test_file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="judgments of other outputs (another run's) to report the scores on; those from a source "
+              "the training judgments share are left out")
 @click.option("--seed", default=0, show_default=True)
 @click.option("--epochs", type=click.IntRange(min=1), default=500, show_default=True, help="full-batch training steps")
 @click.option("--lr", type=click.FloatRange(0, min_open=True), default=0.01, show_default=True)
 @click.option("--threshold", type=click.FloatRange(0, 1), default=0.5, show_default=True,
               help="probability the scores are reported at (the filter's default)")
-def train_filter_command(judgments: Path, out: Path, **opts: object) -> None:
+def train_filter_command(judgments: Path, out: Path, test_file: Path | None, holdout: float | None, **opts: object) -> None:
     """Train the learned filter on human judgments and report held-out precision, recall and F1.
 
     The filter is the classifier of Culkin et al. 2021, §6.1; --weighting precision and
@@ -47,24 +52,35 @@ def train_filter_command(judgments: Path, out: Path, **opts: object) -> None:
     from spanaug_filters.learned import SCORE_FEATURES
     from spanaug_filters.learned_net import TrainOptions, save_filter, train_filter
 
-    options = TrainOptions(**opts)
+    options = TrainOptions(**opts, holdout=(0.0 if test_file else 0.2) if holdout is None else holdout)
     rows = read_judgments(judgments, SCORE_FEATURES)
+    test = read_judgments(test_file, SCORE_FEATURES) if test_file else []
     with progress_callback("epochs") as progress:
-        net, summary = train_filter(rows, options, progress)
-    summary.update(command="spanaug " + " ".join(sys.argv[1:]), judgments=str(judgments))
+        net, summary = train_filter(rows, options, progress, test)
+    summary.update(command="spanaug " + " ".join(sys.argv[1:]), judgments=str(judgments), test_judgments=str(test_file) if test_file else None)
     save_filter(net, out, summary)
-    scores = summary["holdout"]
     losses = summary["losses"]
-    if scores is None:
-        note(f"no judgments held out (--holdout {options.holdout}); nothing to score")
-    else:
-        table = Table(title=f"{options.weighting} filter on {int(scores['items'])} held-out judgments (threshold {options.threshold:g})")
+    if test_file and summary["test_shared_sources"]:
+        note(f"{summary['test_shared_sources']} of the {len(test)} judgments in {test_file} come from sources the training "
+             "judgments have; they are left out of its scores")
+    reports = [(f"{int(summary['holdout']['items'])} held-out judgments", summary["holdout"])] if summary["holdout"] else []
+    if test_file:
+        reports.append((f"{summary['test_items']} judgments of {test_file}", summary["test"]))
+    if not reports:
+        note(f"no judgments held out (--holdout {options.holdout}) and no --test; nothing to score")
+    for what, scores in reports:
+        if scores is None:
+            note(f"no judgments of {test_file} left to score")
+            continue
+        table = Table(title=f"{options.weighting} filter on {what} (threshold {options.threshold:g})")
         for col in ("filter", "precision", "recall", "F1", "kept"):
             table.add_column(col, justify="right" if col != "filter" else "left")
         base = scores["unfiltered_precision"]
         table.add_row("unfiltered", f"{base * 100:.1f}", "100.0", f"{200 * base / (1 + base):.1f}", "100.0")
         table.add_row("learned", *(f"{scores[k] * 100:.1f}" for k in ("precision", "recall", "f1", "kept")))
         out_console.print(table)
+        if scores["auc"] is not None:
+            note(f"ROC AUC {scores['auc']:.3f} on them (0.5: no better than chance)")
     note(f"saved {out} (trained on {summary['train_items']} judgments; loss {losses[0]:.4f} -> {losses[-1]:.4f}); "
          f"use it with --set 'filters=[{{name: learned, model: {out}}}]'")
 

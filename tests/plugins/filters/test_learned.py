@@ -12,17 +12,17 @@ from spanaug_core.protocols import FilterContext
 from spanaug_core.types import Augmented, Constraints, Example
 from spanaug_shared.judgments import Judgment, read_judgments
 from spanaug_filters.learned import SCORE_FEATURES, LearnedFilter
-from spanaug_filters.learned_net import TrainOptions, evaluate, load_filter, save_filter, train_filter
+from spanaug_filters.learned_net import TrainOptions, evaluate, load_filter, roc_auc, save_filter, split, train_filter
 
 
-def synthetic(n: int, seed: int) -> list[Judgment]:
-    """Judgments whose acceptance rises with the scores and falls with the iteration, with noise."""
+def synthetic(n: int, seed: int, prefix: str = "r") -> list[Judgment]:
+    """Judgments whose acceptance rises with the scores and falls with the iteration, with noise; each its own source."""
     rng = random.Random(seed)
     rows = []
     for i in range(n):
         iteration, alignment, paraphrase = rng.randint(1, 10), rng.random(), rng.uniform(-2.0, 0.0)
         latent = 4 * (alignment - 0.5) - 0.4 * (iteration - 5) + 1.5 * (paraphrase + 1) + rng.gauss(0, 1)
-        rows.append(Judgment(id=f"r{i}", iteration=iteration, scores={"paraphrase": paraphrase, "alignment": alignment},
+        rows.append(Judgment(id=f"{prefix}{i}", iteration=iteration, scores={"paraphrase": paraphrase, "alignment": alignment},
                              accepted=latent > 0))
     return rows
 
@@ -41,6 +41,39 @@ def test_training_lowers_the_loss_and_beats_chance() -> None:
     assert summary["train_items"] == 320 and summary["holdout_items"] == 80
     scores = evaluate(net, synthetic(1000, 1), 0.5)
     assert scores["f1"] > 0.8 and scores["precision"] > scores["unfiltered_precision"] + 0.2
+
+
+@pytest.mark.parametrize(
+    ("record_id", "source"),
+    [("fn-12/s0/it3", "fn-12"), ("eng.train#7/it2", "eng.train#7"), ("a/b/s10/it1", "a/b"), ("r7", "r7"), ("x/s1", "x/s1")],
+)
+def test_a_judgment_knows_its_source(record_id: str, source: str) -> None:
+    assert Judgment(id=record_id, iteration=1, scores={}, accepted=True).source == source
+
+
+def test_held_out_judgments_share_no_source_with_training() -> None:
+    # Four outputs per source, as iterations 1-4 of one sentence are: a split one by one
+    # would put some of a sentence's outputs on each side.
+    judgments = [j.model_copy(update={"id": f"src{i // 4}/s0/it{i % 4 + 1}"}) for i, j in enumerate(synthetic(200, 0))]
+    train, held = split(judgments, 0.2, seed=3)
+    assert {j.source for j in train}.isdisjoint({j.source for j in held})
+    assert len(held) == 40 and len(train) + len(held) == 200
+    assert split(judgments, 0.0, seed=3) == (judgments, [])
+
+
+def test_roc_auc_counts_ties_half() -> None:
+    assert roc_auc([0.9, 0.8, 0.1], [True, True, False]) == 1.0
+    assert roc_auc([0.1, 0.9], [True, False]) == 0.0
+    assert roc_auc([0.5, 0.5, 0.2, 0.7], [True, False, False, True]) == pytest.approx(0.875)
+    assert roc_auc([0.3, 0.4], [True, True]) is None
+
+
+def test_test_judgments_from_training_sources_are_left_out() -> None:
+    judgments = synthetic(200, 0)
+    test = synthetic(100, 1, prefix="t") + judgments[:30]
+    _, summary = train_filter(judgments, TrainOptions(holdout=0.0, epochs=100), test=test)
+    assert summary["holdout"] is None and summary["test_items"] == 100 and summary["test_shared_sources"] == 30
+    assert summary["test"]["items"] == 100 and summary["test"]["auc"] > 0.8
 
 
 def test_weighting_moves_precision_and_recall() -> None:
@@ -112,6 +145,13 @@ def test_train_filter_command(spanaug, tmp_path, capsys) -> None:
     config = json.loads((out / "config.json").read_text())
     assert config["training"]["options"]["weighting"] == "precision" and config["training"]["holdout"]["items"] == 40
     assert LearnedFilter(LearnedFilter.Config(model=out)).check(record(1, paraphrase=-0.2, alignment=0.99), CONTEXT) is None
+    test = tmp_path / "other-run.jsonl"
+    test.write_text("".join(j.model_dump_json() + "\n" for j in synthetic(50, 1, prefix="t") + synthetic(10, 0)))
+    assert spanaug("train", "filter", "--judgments", path, "--test", test, "--out", out, "--epochs", 100) == 0
+    printed = capsys.readouterr()
+    assert "held-out" not in printed.out and "on 50 judgments of" in printed.out  # --test alone: no share held out
+    assert "10 of the 60 judgments" in printed.err and "ROC AUC" in printed.err
+    assert json.loads((out / "config.json").read_text())["training"]["train_items"] == 200
     path.write_text(path.read_text() + '{"id": "x"}\n')
     assert spanaug("train", "filter", "--judgments", path, "--out", out) == 2
     assert "judgments.jsonl:201: not a judgment" in capsys.readouterr().err
