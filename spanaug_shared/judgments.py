@@ -8,6 +8,8 @@ work as well if they carry the same fields::
 
 ``accepted`` is the label (after Culkin et al. 2021: the mean of an output's 0-100
 judgments is at least 50); a reader that learns from ``scores`` names the ones it needs.
+``kept`` (optional) says whether the run's own filters kept the output, so that a learned
+filter can be compared with them.
 Other keys (the judge's item id, the single judgments, the text) are ignored here.
 Malformed lines raise a ``DataError`` naming the file and line.
 
@@ -44,6 +46,9 @@ class Judgment(BaseModel):
     scores: dict[str, float]
     accepted: StrictBool
     mean: float | None = None
+    # Whether the run's filters kept the output (judge import writes it when the export
+    # recorded it, i.e. made with --rejected); None: unknown.
+    kept: StrictBool | None = None
 
     @property
     def source(self) -> str:

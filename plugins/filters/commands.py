@@ -78,6 +78,8 @@ def train_filter_command(judgments: Path, out: Path, test_file: Path | None, hol
         base = scores["unfiltered_precision"]
         table.add_row("unfiltered", f"{base * 100:.1f}", "100.0", f"{200 * base / (1 + base):.1f}", "100.0")
         table.add_row("learned", *(f"{scores[k] * 100:.1f}" for k in ("precision", "recall", "f1", "kept")))
+        if scores["run_filters"]:
+            table.add_row("the run's filters", *(f"{scores['run_filters'][k] * 100:.1f}" for k in ("precision", "recall", "f1", "kept")))
         out_console.print(table)
         if scores["auc"] is not None:
             note(f"ROC AUC {scores['auc']:.3f} on them (0.5: no better than chance)")

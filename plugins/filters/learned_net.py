@@ -134,27 +134,38 @@ def class_weights(labels: Sequence[bool], weighting: str, down_weight: float) ->
     return w_pos, w_neg
 
 
-def evaluate(net: FilterNet, judgments: Sequence[Judgment], threshold: float) -> dict[str, float | None]:
+def selection_scores(kept: Sequence[bool], judgments: Sequence[Judgment]) -> dict[str, float]:
+    """Precision, recall and F1 of keeping the outputs flagged in ``kept``, and the share kept."""
+    hits = sum(k and j.accepted for k, j in zip(kept, judgments, strict=True))
+    predicted, gold = sum(kept), sum(j.accepted for j in judgments)
+    precision = hits / predicted if predicted else 0.0
+    recall = hits / gold if gold else 0.0
+    return {
+        "precision": precision,
+        "recall": recall,
+        "f1": 2 * precision * recall / (precision + recall) if precision + recall else 0.0,
+        "kept": predicted / len(judgments) if judgments else 0.0,
+    }
+
+
+def evaluate(net: FilterNet, judgments: Sequence[Judgment], threshold: float) -> dict[str, Any]:
     """Precision, recall and F1 of keeping outputs with probability >= threshold, against people's labels.
 
     ``kept`` is the share of outputs kept and ``unfiltered_precision`` the share people
     accepted (the precision of keeping everything), as in Culkin et al. Table 4; ``auc``
     (:func:`roc_auc`) says how well the probabilities order them at any threshold.
+    ``run_filters`` scores the same way what the run's own filters kept, when every
+    judgment says (``kept``, from an export made with ``--rejected``); else None.
     """
     probs = net.probabilities([feature_vector(j.iteration, j.scores) for j in judgments]) if judgments else []
-    kept = [p >= threshold for p in probs]
-    hits = sum(k and j.accepted for k, j in zip(kept, judgments))
-    predicted, gold = sum(kept), sum(j.accepted for j in judgments)
-    precision = hits / predicted if predicted else 0.0
-    recall = hits / gold if gold else 0.0
+    run_kept = [j.kept for j in judgments]
+    known = bool(judgments) and all(k is not None for k in run_kept) and not all(run_kept)
     return {
         "items": float(len(judgments)),
-        "precision": precision,
-        "recall": recall,
-        "f1": 2 * precision * recall / (precision + recall) if precision + recall else 0.0,
-        "kept": predicted / len(judgments) if judgments else 0.0,
-        "unfiltered_precision": gold / len(judgments) if judgments else 0.0,
+        **selection_scores([p >= threshold for p in probs], judgments),
+        "unfiltered_precision": sum(j.accepted for j in judgments) / len(judgments) if judgments else 0.0,
         "auc": roc_auc(probs, [j.accepted for j in judgments]),
+        "run_filters": selection_scores([bool(k) for k in run_kept], judgments) if known else None,
     }
 
 

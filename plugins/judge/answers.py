@@ -249,6 +249,8 @@ def write_judgments(results: Iterable[ItemResult], path: Path) -> int:
             item = record.deciding.item
             line = {"id": item.source, "iteration": item.iteration, "scores": item.scores, "accepted": record.accepted,
                     **_item_line(record.deciding), "text": detokenize(item.tokens)}
+            if record.kept is not None:
+                line["kept"] = record.kept
             if len(record.items) > 1:
                 line["items"] = [_item_line(r) for r in record.items]
             fh.write(json.dumps(line, ensure_ascii=False) + "\n")

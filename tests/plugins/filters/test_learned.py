@@ -74,6 +74,14 @@ def test_test_judgments_from_training_sources_are_left_out() -> None:
     _, summary = train_filter(judgments, TrainOptions(holdout=0.0, epochs=100), test=test)
     assert summary["holdout"] is None and summary["test_items"] == 100 and summary["test_shared_sources"] == 30
     assert summary["test"]["items"] == 100 and summary["test"]["auc"] > 0.8
+    assert summary["test"]["run_filters"] is None  # the judgments do not say what the run's filters kept
+    # When they do, the run's filters are scored beside the learned one: here they kept the first half.
+    flagged = [j.model_copy(update={"kept": i < 50}) for i, j in enumerate(test[:100])]
+    _, summary = train_filter(judgments, TrainOptions(holdout=0.0, epochs=100), test=flagged)
+    run = summary["test"]["run_filters"]
+    accepted_first_half = sum(j.accepted for j in flagged[:50])
+    assert run["kept"] == 0.5 and run["precision"] == accepted_first_half / 50
+    assert run["recall"] == accepted_first_half / sum(j.accepted for j in flagged)
 
 
 def test_weighting_moves_precision_and_recall() -> None:
@@ -146,10 +154,12 @@ def test_train_filter_command(spanaug, tmp_path, capsys) -> None:
     assert config["training"]["options"]["weighting"] == "precision" and config["training"]["holdout"]["items"] == 40
     assert LearnedFilter(LearnedFilter.Config(model=out)).check(record(1, paraphrase=-0.2, alignment=0.99), CONTEXT) is None
     test = tmp_path / "other-run.jsonl"
-    test.write_text("".join(j.model_dump_json() + "\n" for j in synthetic(50, 1, prefix="t") + synthetic(10, 0)))
+    other = [j.model_copy(update={"kept": j.scores["alignment"] > 0.3}) for j in synthetic(50, 1, prefix="t")]
+    test.write_text("".join(j.model_dump_json(exclude_none=True) + "\n" for j in other + synthetic(10, 0)))
     assert spanaug("train", "filter", "--judgments", path, "--test", test, "--out", out, "--epochs", 100) == 0
     printed = capsys.readouterr()
     assert "held-out" not in printed.out and "on 50 judgments of" in printed.out  # --test alone: no share held out
+    assert "the run's filters" in printed.out  # the test judgments say what the run kept
     assert "10 of the 60 judgments" in printed.err and "ROC AUC" in printed.err
     assert json.loads((out / "config.json").read_text())["training"]["train_items"] == 200
     path.write_text(path.read_text() + '{"id": "x"}\n')

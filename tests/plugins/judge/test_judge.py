@@ -205,6 +205,9 @@ def test_rejected_records_are_judged_and_the_filters_scored(spanaug, run_dir, tm
     printed = " ".join(capsys.readouterr().out.split())
     assert ("the run's filters kept 3 of the 4 judged outputs (3 accepted, 75.0% unfiltered): precision 66.7% "
             "(2 of the kept accepted), recall 66.7% (2 of the 3 accepted kept)") in printed
+    # The judgments say what the filters did, for `train filter` to compare a learned filter with.
+    judged = {j["id"]: j["kept"] for j in map(json.loads, (tmp_path / "j.jsonl").read_text().splitlines())}
+    assert judged == {RECORDS[0].id: True, RECORDS[1].id: True, RECORDS[2].id: True, dropped.id: False}
 
     # Without --rejected nothing is said of the filters; a run that wrote no rejected.jsonl is refused.
     plain = tmp_path / "plain"
