@@ -30,6 +30,7 @@ import json
 import platform
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -76,8 +77,11 @@ def run_flags(args: argparse.Namespace, out: Path) -> dict[str, Any]:
     }
 
 
-def run_once(out: Path, args: argparse.Namespace, **decoder: Any) -> dict[str, Any]:
-    """One ``spanaug run`` into ``out``; its figures (and the decoder's occupancy counters)."""
+def run_once(out: Path, args: argparse.Namespace, wrap: Callable[[Any], Any] | None = None, **decoder: Any) -> dict[str, Any]:
+    """One ``spanaug run`` into ``out``; its figures (and the decoder's occupancy counters).
+
+    ``wrap``, if given, receives the decoder the run builds and returns the one it uses.
+    """
     flags = {**run_flags(args, out), **{f"decoder.{k}": v for k, v in decoder.items()}}
     config = load_run_config(None, flags)
     registry = default_registry()
@@ -86,19 +90,28 @@ def run_once(out: Path, args: argparse.Namespace, **decoder: Any) -> dict[str, A
 
     def create(kind: str, name: str, **options: Any) -> Any:  # keep the decoder to read its counters
         component = original(kind, name, **options)
+        if kind == "decoder" and wrap is not None:
+            component = wrap(component)
         seen[kind] = component
         return component
 
+    # The default registry is one per process: put its create back, or the next run would
+    # build its components through this run's hook too.
     registry.create = create  # type: ignore[method-assign]
-    t0 = time.perf_counter()
-    summary = execute(config, registry=registry)
-    wall = time.perf_counter() - t0
+    try:
+        t0 = time.perf_counter()
+        summary = execute(config, registry=registry)
+        wall = time.perf_counter() - t0
+    finally:
+        del registry.create
     counts = summary.counts
     occupancy = seen["decoder"].occupancy
     rewritten = counts["accepted"] + counts["rejected"]
     return {
         "wall_s": round(wall, 1),
         "decode_s": counts["decode_s"],
+        "decode_calls": counts["decode_calls"],
+        "reused_nbest": counts.get("reused_nbest", 0),
         "align_s": counts["align_s"],
         "spans": counts["jobs"],
         "rewritten": rewritten,

@@ -26,7 +26,8 @@ and nothing is in progress.
 
 An example with no span to rewrite but with spans to keep is paraphrased as a whole
 (e.g. NER with kept entities): each round takes the best new candidate that still
-contains the kept spans.
+contains the kept spans. Such a job asks the same request every round; a decoder that
+declares itself ``repeatable`` is asked it once, and the later rounds reuse its list.
 """
 
 from __future__ import annotations
@@ -162,6 +163,7 @@ class RunStats:
     filtered_choices: int = 0
     stopped: Counter[str] = field(default_factory=Counter)
     decode_calls: int = 0
+    reused_nbest: int = 0
     candidates: int = 0
     decode_s: float = 0.0
     align_s: float = 0.0
@@ -178,6 +180,7 @@ class RunStats:
             "filtered_choices": self.filtered_choices,
             "stopped": dict(self.stopped),
             "decode_calls": self.decode_calls,
+            "reused_nbest": self.reused_nbest,
             "candidates": self.candidates,
             "decode_s": round(self.decode_s, 3),
             "align_s": round(self.align_s, 3),
@@ -195,6 +198,7 @@ class RunStats:
         self.filtered_choices = saved.get("filtered_choices", 0)
         self.stopped = Counter(saved.get("stopped", {}))
         self.decode_calls = saved.get("decode_calls", 0)
+        self.reused_nbest = saved.get("reused_nbest", 0)
         self.candidates = saved.get("candidates", 0)
         self.decode_s = saved.get("decode_s", 0.0)
         self.align_s = saved.get("align_s", 0.0)
@@ -220,10 +224,18 @@ class _Job:
     include: list[str]
     iteration: int = 0
     stopped: str | None = None
+    # The last request decoded and its n-best list, for a repeatable decoder to be spared
+    # the same request next round. Not part of the state: a resumed run decodes it again.
+    last: tuple[DecodeRequest, list[Candidate]] | None = field(default=None, repr=False, compare=False)
 
     @property
     def constraints(self) -> Constraints:
         return Constraints(avoid=tuple(self.avoid), include=tuple(self.include))
+
+    @property
+    def request(self) -> DecodeRequest:
+        """What the job asks the decoder this round."""
+        return DecodeRequest(text=detokenize(self.tokens), constraints=self.constraints)
 
     def to_state(self) -> dict[str, Any]:
         return {
@@ -554,12 +566,22 @@ class Pipeline:
         next_seq = max(runs, default=-1) + 1
         emit_from = min(runs, default=next_seq)
         top_m = self.settings.top_m
+        reuse = getattr(self.decoder, "repeatable", False)
 
-        def issue(run: _ExampleRun) -> None:
-            for j in self._active(run):
+        def issue(run: _ExampleRun) -> bool:
+            """Ask for the next round of the run's active jobs; True when the n-best lists they
+            already had answered all of them (the round is ready without decoding)."""
+            active = self._active(run)
+            for j in active:
                 job = run.jobs[j]
-                run.pending[j] = None
-                queue.put(run.seq * _JOBS + j, DecodeRequest(text=detokenize(job.tokens), constraints=job.constraints))
+                request = job.request
+                if reuse and job.last is not None and job.last[0] == request:
+                    run.pending[j] = job.last[1]
+                    self.stats.reused_nbest += 1
+                else:
+                    run.pending[j] = None
+                    queue.put(run.seq * _JOBS + j, request)
+            return bool(active) and all(v is not None for v in run.pending.values())
 
         def refill(wanted: int) -> bool:
             nonlocal next_seq
@@ -607,12 +629,14 @@ class Pipeline:
             ready: list[_ExampleRun] = []
             for key, nbest in finished:
                 run = runs[key // _JOBS]
-                run.pending[key % _JOBS] = [c for c in nbest[:top_m] if c.tokens]
+                job = run.jobs[key % _JOBS]
+                run.pending[key % _JOBS] = kept = [c for c in nbest[:top_m] if c.tokens]
+                job.last = (job.request, kept)
                 if all(v is not None for v in run.pending.values()):
                     ready.append(run)
-            self._iterate(ready)
-            for run in ready:
-                issue(run)
+            while ready:  # a run whose next round is all reused n-best lists goes on at once
+                self._iterate(ready)
+                ready = [run for run in ready if issue(run)]
             yield from finished_in_order()
         # Examples read last may have had nothing to decode (no span to rewrite).
         yield from finished_in_order()

@@ -105,7 +105,11 @@ class ConstrainedDecoder(Component, Protocol):
     no avoid phrase and every include phrase (an empty list when none could be found).
 
     A decoder may also offer ``stream(source, nbest)`` (see ``StreamingDecoder``); the
-    pipeline then feeds it requests as rows free up instead of in fixed batches.
+    pipeline then feeds it requests as rows free up instead of in fixed batches. One that
+    sets ``repeatable = True`` promises that a request always gets the same candidates (it
+    searches, it does not sample): the pipeline then reuses a job's n-best list for a
+    round that asks the same again (a whole-sentence job's rounds all do) instead of
+    decoding it anew.
     """
 
     def decode(self, requests: Sequence[DecodeRequest], nbest: int) -> list[list[Candidate]]: ...

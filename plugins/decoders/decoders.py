@@ -321,6 +321,12 @@ class VDBADecoder(_HFDecoder):
 
     config: Config
 
+    @property
+    def repeatable(self) -> bool:
+        """Whether a request always gets the same candidates, so the pipeline may reuse them (ConstrainedDecoder):
+        searching, yes (each sentence's length limit is its own); sampling, no."""
+        return self.config.sample_top_k is None
+
     def __init__(self, config: Config, adapter: Adapter | None = None) -> None:
         super().__init__(config, adapter)
         # Search steps, and those with all batch_size sentences in flight, with their seconds.

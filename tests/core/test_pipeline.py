@@ -142,6 +142,24 @@ def test_whole_sentence_jobs_keep_entities_and_take_new_candidates() -> None:
     assert pipe.stats.stopped == {"no-new-candidates": 1}
 
 
+class _RepeatableDecoder(SynonymDecoder):
+    repeatable = True
+
+
+def test_a_repeatable_decoder_is_not_asked_the_same_request_twice() -> None:
+    # A whole-sentence job asks the same every round (nothing is added to avoid): its first
+    # n-best list serves the later rounds. Span jobs ask something new each round.
+    ner = Example(id="n", tokens=("Ann", "will", "buy", "it", "quickly", "."), spans=(Span(start=0, end=1, label="PER", role="entity"),))
+    examples = [corroborate(0), ner, corroborate(1)]
+    plain = make(iterations=5, rewrite_roles=["target"])
+    reusing = make(iterations=5, rewrite_roles=["target"], decoder=_RepeatableDecoder(_RepeatableDecoder.Config()))
+    assert list(reusing.outcomes(examples)) == list(plain.outcomes(examples))
+    asked = [r.text for call in reusing.decoder.calls for r in call]
+    assert asked.count("Ann will buy it quickly.") == 1 and [r.text for call in plain.decoder.calls for r in call].count("Ann will buy it quickly.") == 5
+    assert reusing.stats.reused_nbest == 4 and plain.stats.reused_nbest == 0
+    assert reusing.stats.as_dict()["reused_nbest"] == 4
+
+
 def test_skip_labels_leaves_matching_targets_alone_and_does_not_paraphrase_their_sentence_whole() -> None:
     copula = Example(
         id="b",

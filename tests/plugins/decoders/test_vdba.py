@@ -139,6 +139,12 @@ def test_sampling_varies_with_the_seed_and_keeps_constraints():
     assert len({h[0].tokens for h in outs}) > 1
 
 
+def test_only_a_searching_decoder_promises_the_same_candidates_again():
+    # The pipeline reuses a repeatable decoder's n-best list for a repeated request.
+    assert VDBADecoder(VDBADecoder.Config()).repeatable
+    assert not VDBADecoder(VDBADecoder.Config(sample_top_k=5)).repeatable
+
+
 def test_pruning_drops_hopeless_candidates():
     # Once (1, 2, 3) has finished, every other extension is far worse and is dropped, so
     # the search stops with fewer finished hypotheses than the full beam would collect.
