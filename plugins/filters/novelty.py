@@ -9,6 +9,12 @@ scores 1. The overlap is the mean over the orders both sentences are long enough
 and a record is dropped above ``ceiling``. Higher orders see reorderings that unigrams
 miss. The length ratio, in tokens, catches paraphrases that lost or invented much of the
 sentence (Wieting et al. filter on length too, but on the absolute length of the output).
+
+``previous_ceiling`` applies the same overlap to the outputs made earlier from the same
+source (the pipeline's ``previous_texts``, kept or dropped). A whole-sentence job takes
+its rounds from one n-best list, whose entries mostly differ by a word or two, so its
+records are near-copies of each other unless something asks for a new wording; with
+``filter_candidates`` a round then keeps the best candidate far enough from them all.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ from typing import ClassVar
 from pydantic import Field, model_validator
 
 from spanaug_core.protocols import ComponentConfig, FilterContext
+from spanaug_core.text import tokenize
 from spanaug_core.types import Augmented
 
 
@@ -53,6 +60,13 @@ class NoveltyFilter:
         ceiling: float = Field(default=0.9, ge=0.0, le=1.0, description="largest n-gram overlap kept")
         min_length_ratio: float = Field(default=0.5, ge=0.0, description="smallest len(paraphrase)/len(source) kept")
         max_length_ratio: float = Field(default=2.0, gt=0.0, description="largest len(paraphrase)/len(source) kept")
+        previous_ceiling: float | None = Field(
+            default=None,
+            ge=0.0,
+            le=1.0,
+            description="largest n-gram overlap kept with any earlier output of the same source (none: not checked); "
+            "0.9 keeps a whole-sentence job's rounds from returning near-copies of each other",
+        )
 
         @model_validator(mode="after")
         def _ordered(self) -> NoveltyFilter.Config:
@@ -71,4 +85,10 @@ class NoveltyFilter:
         overlap = ngram_overlap(context.source.tokens, record.tokens, cfg.max_n)
         if overlap > cfg.ceiling:
             return f"{cfg.max_n}-gram overlap {overlap:.3f} > {cfg.ceiling:g}"
+        if cfg.previous_ceiling is not None:
+            source = context.source.text
+            earlier = (ngram_overlap(tokenize(text), record.tokens, cfg.max_n) for text in context.previous_texts if text != source)
+            closest = max(earlier, default=0.0)
+            if closest > cfg.previous_ceiling:
+                return f"{cfg.max_n}-gram overlap {closest:.3f} with an earlier output > {cfg.previous_ceiling:g}"
         return None

@@ -92,6 +92,19 @@ def test_novelty_accepts_and_rejects_with_reasons() -> None:
     assert f.check(reordered, ctx()) is None
 
 
+def test_novelty_can_also_ask_for_a_new_wording_against_earlier_outputs() -> None:
+    f = NoveltyFilter(NoveltyFilter.Config(previous_ceiling=0.8))
+    earlier = "The panel is going to confirm it."
+    near_copy = record("The panel is going to verify it .")  # unigrams 7/8, bigrams 5/7: 0.79 against the earlier output
+    assert f.check(near_copy, ctx(earlier)) is None
+    closer = record("The panel is going to confirm it !")  # 7/8 and 6/7
+    assert f.check(closer, ctx(earlier)) == "2-gram overlap 0.866 with an earlier output > 0.8"
+    # The source is among the earlier texts the pipeline passes; the source ceiling judges it, not this one.
+    assert NoveltyFilter(NoveltyFilter.Config(ceiling=1.0, previous_ceiling=0.5)).check(
+        record("The panel will check it ."), ctx(SOURCE.text)) is None
+    assert NoveltyFilter(NoveltyFilter.Config()).check(closer, ctx(earlier)) is None  # off by default
+
+
 def test_novelty_options_are_checked() -> None:
     with pytest.raises(ConfigError, match="min_length_ratio 3.0 > max_length_ratio 2.0"):
         build(NoveltyFilter, min_length_ratio=3.0)
