@@ -45,6 +45,11 @@ augment() {
 augment ner-pool.jsonl run-ner --set decoder.recovery=true   # the recovery score, for the filtered curve
 augment srl-pool.jsonl run-srl --limit 13
 augment fn-pool.jsonl run-fn --limit 40
+# NER at the embedded defaults' scale: a whole-sentence job decodes once, so ten rounds at beam 10 cost
+# about what one did; every round must reword the sentence anew (novelty's previous_ceiling).
+$S run --dataset jsonl --input ner-pool.jsonl --decoder vdba --model qwen2.5-coder-1.5b-instruct --aligner bert-span \
+  --iterations 10 --beam 10 --top-m 20 --set 'rerank={alignment: 1, adequacy: 1, paraphrase_fluency: 1}' \
+  --set 'filters=[adequacy, fluency, facts, {name: novelty, ceiling: 1, previous_ceiling: 0.9}]' --output run-ner-rounds --resume
 head -13 srl-pool.jsonl > srl-pool13.jsonl
 head -40 fn-pool.jsonl > fn-pool40.jsonl
 [ -e ner-dev200.jsonl ] || head -200 ner-dev.jsonl > ner-dev200.jsonl
@@ -60,6 +65,8 @@ curve --trainer ner --train ner-pool.jsonl --dev ner-dev200.jsonl --test ner-tes
   --conditions augmented --filter adequacy --filter fluency --filter facts --fractions 0.1,0.5,1 --seeds 3 $TRAIN --out curve-ner-readme
 curve --trainer ner --train ner-pool.jsonl --dev ner-dev200.jsonl --test ner-test.jsonl --augmented run-ner \
   --conditions augmented --filter recovery --fractions 0.1,0.5,1 --seeds 3 $TRAIN --out curve-ner-recovery
+curve --trainer ner --train ner-pool.jsonl --dev ner-dev200.jsonl --test ner-test.jsonl --augmented run-ner-rounds \
+  --conditions augmented --fractions 0.1,0.5,1 --seeds 3 $TRAIN --out curve-ner-rounds
 curve --trainer srl --train srl-pool13.jsonl --dev srl-dev.jsonl --test srl-test.jsonl --augmented run-srl \
   --conditions gold,augmented,lexsub --fractions 0.5,1 --seeds 3 $TRAIN --out curve-srl
 curve --trainer srl --train srl-pool13.jsonl --dev srl-dev.jsonl --test srl-test.jsonl --augmented run-srl \
