@@ -41,7 +41,8 @@ from spanaug_shared.encoder import DEFAULT_ENCODER
 @click.option("--threshold", type=click.FloatRange(0, 1), default=0.5, show_default=True,
               help="probability the scores are reported at (the filter's default)")
 def train_filter_command(judgments: Path, out: Path, test_file: Path | None, holdout: float | None, **opts: object) -> None:
-    """Train the learned filter on human judgments and report held-out precision, recall and F1.
+    """Train the learned filter on human judgments and report precision, recall, F1 and ROC AUC on held-out
+    judgments (whole sources at a time) or on another run's (--test).
 
     The filter is the classifier of Culkin et al. 2021, §6.1; --weighting precision and
     recall give their P- and R-classifiers.
