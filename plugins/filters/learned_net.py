@@ -20,6 +20,7 @@ This module imports torch at the top: import it only inside functions of light m
 from __future__ import annotations
 
 import json
+import math
 import random
 from collections import Counter
 from collections.abc import Sequence
@@ -32,6 +33,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from spanaug_core.errors import ConfigError
 from spanaug_core.protocols import ProgressCallback, ProgressEvent
 from spanaug_shared.judgments import Judgment
+from spanaug_filters.adequacy import roc_auc
 from spanaug_filters.learned import CONFIG_FILE, FEATURES, WEIGHTINGS, WEIGHTS_FILE, feature_vector, is_filter_folder
 
 FORMAT = "spanaug-learned-filter"
@@ -96,27 +98,6 @@ def split(judgments: Sequence[Judgment], holdout: float, seed: int) -> tuple[lis
     return [j for j in judgments if j.source not in held_sources], [j for j in judgments if j.source in held_sources]
 
 
-def roc_auc(probabilities: Sequence[float], labels: Sequence[bool]) -> float | None:
-    """The chance that an accepted output gets a higher probability than a rejected one (ties count half);
-    None without both kinds."""
-    positives = sum(labels)
-    negatives = len(labels) - positives
-    if not positives or not negatives:
-        return None
-    order = sorted(range(len(labels)), key=lambda i: probabilities[i])
-    ranks = [0.0] * len(labels)
-    start = 0
-    while start < len(order):  # tied probabilities share their mean rank
-        end = start
-        while end + 1 < len(order) and probabilities[order[end + 1]] == probabilities[order[start]]:
-            end += 1
-        for k in range(start, end + 1):
-            ranks[order[k]] = (start + end) / 2 + 1
-        start = end + 1
-    rank_sum = sum(rank for rank, label in zip(ranks, labels) if label)
-    return (rank_sum - positives * (positives + 1) / 2) / (positives * negatives)
-
-
 def class_weights(labels: Sequence[bool], weighting: str, down_weight: float) -> tuple[float, float]:
     """(positive, negative) loss weights: inverse class frequency, one side down-weighted for P or R."""
     positives = sum(labels)
@@ -153,18 +134,20 @@ def evaluate(net: FilterNet, judgments: Sequence[Judgment], threshold: float) ->
 
     ``kept`` is the share of outputs kept and ``unfiltered_precision`` the share people
     accepted (the precision of keeping everything), as in Culkin et al. Table 4; ``auc``
-    (:func:`roc_auc`) says how well the probabilities order them at any threshold.
+    (the adequacy report's ROC AUC) says how well the probabilities order them at any
+    threshold, None without both accepted and rejected outputs.
     ``run_filters`` scores the same way what the run's own filters kept, when every
     judgment says (``kept``, from an export made with ``--rejected``); else None.
     """
     probs = net.probabilities([feature_vector(j.iteration, j.scores) for j in judgments]) if judgments else []
+    auc = roc_auc(probs, [j.accepted for j in judgments])
     run_kept = [j.kept for j in judgments]
     known = bool(judgments) and all(k is not None for k in run_kept) and not all(run_kept)
     return {
         "items": float(len(judgments)),
         **selection_scores([p >= threshold for p in probs], judgments),
         "unfiltered_precision": sum(j.accepted for j in judgments) / len(judgments) if judgments else 0.0,
-        "auc": roc_auc(probs, [j.accepted for j in judgments]),
+        "auc": None if math.isnan(auc) else auc,
         "run_filters": selection_scores([bool(k) for k in run_kept], judgments) if known else None,
     }
 

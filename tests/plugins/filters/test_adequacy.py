@@ -136,3 +136,7 @@ def test_roc_auc_counts_pairs_ranked_right_and_ties_as_half() -> None:
     assert roc_auc([0.1, 0.4, 0.35, 0.8], [0, 0, 1, 1]) == 0.75
     assert roc_auc([0.5, 0.5, 0.9], [False, True, True]) == 0.75
     assert math.isnan(roc_auc([0.2, 0.3], [1, 1]))
+    # The learned filter's report uses it too, with accept labels.
+    assert roc_auc([0.9, 0.8, 0.1], [True, True, False]) == 1.0
+    assert roc_auc([0.1, 0.9], [True, False]) == 0.0
+    assert roc_auc([0.5, 0.5, 0.2, 0.7], [True, False, False, True]) == pytest.approx(0.875)

@@ -12,7 +12,7 @@ from spanaug_core.protocols import FilterContext
 from spanaug_core.types import Augmented, Constraints, Example
 from spanaug_shared.judgments import Judgment, read_judgments
 from spanaug_filters.learned import SCORE_FEATURES, LearnedFilter
-from spanaug_filters.learned_net import TrainOptions, evaluate, load_filter, roc_auc, save_filter, split, train_filter
+from spanaug_filters.learned_net import TrainOptions, evaluate, load_filter, save_filter, split, train_filter
 
 
 def synthetic(n: int, seed: int, prefix: str = "r") -> list[Judgment]:
@@ -61,19 +61,14 @@ def test_held_out_judgments_share_no_source_with_training() -> None:
     assert split(judgments, 0.0, seed=3) == (judgments, [])
 
 
-def test_roc_auc_counts_ties_half() -> None:
-    assert roc_auc([0.9, 0.8, 0.1], [True, True, False]) == 1.0
-    assert roc_auc([0.1, 0.9], [True, False]) == 0.0
-    assert roc_auc([0.5, 0.5, 0.2, 0.7], [True, False, False, True]) == pytest.approx(0.875)
-    assert roc_auc([0.3, 0.4], [True, True]) is None
-
-
 def test_test_judgments_from_training_sources_are_left_out() -> None:
     judgments = synthetic(200, 0)
     test = synthetic(100, 1, prefix="t") + judgments[:30]
     _, summary = train_filter(judgments, TrainOptions(holdout=0.0, epochs=100), test=test)
     assert summary["holdout"] is None and summary["test_items"] == 100 and summary["test_shared_sources"] == 30
     assert summary["test"]["items"] == 100 and summary["test"]["auc"] > 0.8
+    net, _ = train_filter(judgments, TrainOptions(holdout=0.0, epochs=10))
+    assert evaluate(net, [j for j in test if j.accepted], 0.5)["auc"] is None  # one class: no ranking to score
     assert summary["test"]["run_filters"] is None  # the judgments do not say what the run's filters kept
     # When they do, the run's filters are scored beside the learned one: here they kept the first half.
     flagged = [j.model_copy(update={"kept": i < 50}) for i, j in enumerate(test[:100])]
