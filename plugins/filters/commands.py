@@ -53,7 +53,11 @@ def train_filter_command(judgments: Path, out: Path, test_file: Path | None, hol
     from spanaug_filters.learned import SCORE_FEATURES
     from spanaug_filters.learned_net import TrainOptions, save_filter, train_filter
 
-    options = TrainOptions(**opts, holdout=(0.0 if test_file else 0.2) if holdout is None else holdout)
+    if holdout is not None:
+        opts["holdout"] = holdout
+    elif test_file:
+        opts["holdout"] = 0.0  # the test file scores the filter: train on every judgment
+    options = TrainOptions(**opts)
     rows = read_judgments(judgments, SCORE_FEATURES)
     test = read_judgments(test_file, SCORE_FEATURES) if test_file else []
     with progress_callback("epochs") as progress:
