@@ -20,6 +20,7 @@ def register_filters(register: Register) -> None:
         CopyFilter,
         FactsFilter,
         FluencyFilter,
+        KeptTextFilter,
         MaxIterationFilter,
         ParaphraseScoreFilter,
         RecoveryFilter,
@@ -33,7 +34,7 @@ def register_filters(register: Register) -> None:
 
     for cls in (MaxIterationFilter, ParaphraseScoreFilter, AlignmentScoreFilter, CopyFilter,
                 SimilarityFilter, NoveltyFilter, LearnedFilter, LabelConsistencyFilter, AdequacyFilter, FluencyFilter, RecoveryFilter, FactsFilter,
-                WordNetFilter, SenseFilter):
+                KeptTextFilter, WordNetFilter, SenseFilter):
         register(cls)
 
 

@@ -17,7 +17,7 @@ from pydantic import Field
 from spanaug_core.errors import ConfigError
 from spanaug_core.protocols import ComponentConfig, FilterContext
 from spanaug_core.text import normalize
-from spanaug_core.types import Augmented
+from spanaug_core.types import Augmented, Span
 
 
 # Tokens after which a capitalised word starts a sentence (or a quotation), not a name.
@@ -162,6 +162,46 @@ class FactsFilter:
         lost = sorted(f for f in facts(source.tokens, skip) if f not in text)
         if lost:
             return f"lost {', '.join(repr(f) for f in lost[:3])}" + (f" and {len(lost) - 3} more" if len(lost) > 3 else "")
+        return None
+
+
+class KeptTextFilter:
+    """Drop a paraphrase in which a kept span (a named entity, by default) no longer reads as it did.
+
+    ``keep = align`` places kept spans where the aligner finds their meaning, which for a
+    name is sometimes another word: "Albania" (LOC) lands on "Albanian", "Indian" (MISC) on
+    "India's", "ITALIAN SUPERCUP" on "Italian Super" of "Italian Super Cup". The label is
+    then wrong or the span cut, though ``facts`` still finds the name inside the new word.
+    """
+
+    name: ClassVar[str] = "kept-text"
+
+    class Config(ComponentConfig):
+        roles: list[str] = Field(default=["entity"], min_length=1, description="span roles that must read word for word as in the source")
+        case_sensitive: bool = Field(default=False, description="treat \"ITALIAN\" and \"Italian\" as different text")
+
+    def __init__(self, config: Config) -> None:
+        self.config = config
+
+    def _text(self, span: Span, tokens: Sequence[str]) -> str:
+        # Joined without spaces: a tokenizer may write "U.S." as "U.S ." on one side only.
+        text = "".join(tokens[span.start : span.end])
+        return text if self.config.case_sensitive else text.lower()
+
+    def check(self, record: Augmented, context: FilterContext) -> str | None:
+        source = context.source
+        # A record keeps a subset of its source's spans (those inside a rewritten target go),
+        # so each kept span is matched to an unused source span of its role and label.
+        unused = [sp for sp in source.spans if sp.role in self.config.roles]
+        for span in record.spans:
+            if span.role not in self.config.roles:
+                continue
+            mine = self._text(span, record.tokens)
+            match = next((sp for sp in unused if sp.label == span.label and self._text(sp, source.tokens) == mine), None)
+            if match is None:
+                was = [sp.text(source.tokens) for sp in unused if sp.label == span.label]
+                return f"{span.label} {span.text(record.tokens)!r} is not as in the source" + (f" ({', '.join(map(repr, was))})" if was else "")
+            unused.remove(match)
         return None
 
 

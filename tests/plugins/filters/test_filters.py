@@ -14,6 +14,7 @@ from spanaug_filters.basic import (
     CopyFilter,
     FactsFilter,
     FluencyFilter,
+    KeptTextFilter,
     MaxIterationFilter,
     ParaphraseScoreFilter,
     RecoveryFilter,
@@ -147,6 +148,36 @@ def test_facts_are_numbers_and_names_outside_sentence_starts() -> None:
     tokens = ("4", "-", "Mo", "Vaughn", "went", "3-for-3", "on", "Thursday", ".", "He", "scored", "116th")
     assert facts(tokens) == {"vaughn", "3-for-3", "thursday", "116th"}  # "4 -": a list item's number
     assert facts(tokens, skip=range(5, 8)) == {"vaughn", "116th"}
+
+
+def test_kept_text_drops_an_entity_the_paraphrase_rewrote() -> None:
+    source = Example(
+        id="s", tokens=tuple("Oldest Albania book disappears from Vatican - paper .".split()),
+        spans=(Span(start=1, end=2, label="LOC", role="entity"), Span(start=5, end=6, label="LOC", role="entity")),
+    )
+    context = FilterContext(source=source, previous_texts=frozenset())
+
+    def out(text: str, *spans: tuple[int, int, str]) -> Augmented:
+        entities = tuple(Span(start=a, end=b, label=label, role="entity") for a, b, label in spans)
+        return record(text).model_copy(update={"target": None, "spans": entities})
+
+    f = KeptTextFilter(KeptTextFilter.Config())
+    assert f.check(out("The oldest book in Albania vanished from the VATICAN .", (4, 5, "LOC"), (8, 9, "LOC")), context) is None
+    assert f.check(out("The oldest Albanian book vanished from the Vatican .", (2, 3, "LOC"), (7, 8, "LOC")), context) == (
+        "LOC 'Albanian' is not as in the source ('Albania', 'Vatican')"
+    )
+    # Each source span matches once: two "Vatican"s cannot stand for "Albania" and "Vatican".
+    assert f.check(out("Vatican book left the Vatican .", (0, 1, "LOC"), (4, 5, "LOC")), context) == (
+        "LOC 'Vatican' is not as in the source ('Albania')"
+    )
+    assert f.check(out("Albania 's oldest book left .", (0, 1, "LOC")), context) is None  # a subset is fine
+    # The label counts, and so does case when asked to.
+    assert f.check(out("Albania lost Vatican 's book .", (0, 1, "ORG"), (2, 3, "LOC")), context) == "ORG 'Albania' is not as in the source"
+    strict = KeptTextFilter(KeptTextFilter.Config(case_sensitive=True))
+    assert strict.check(out("ALBANIA lost Vatican 's book .", (0, 1, "LOC"), (2, 3, "LOC")), context) is not None
+    # Other roles are not its business unless named.
+    arguments = KeptTextFilter(KeptTextFilter.Config(roles=["argument"]))
+    assert arguments.check(out("The oldest Albanian book vanished .", (2, 3, "LOC")), context) is None
 
 
 def test_facts_filter_drops_a_paraphrase_that_lost_a_number_or_a_name() -> None:
