@@ -67,6 +67,8 @@ curve --trainer ner --train ner-pool.jsonl --dev ner-dev200.jsonl --test ner-tes
   --conditions augmented --filter recovery --fractions 0.1,0.5,1 --seeds 3 $TRAIN --out curve-ner-recovery
 curve --trainer ner --train ner-pool.jsonl --dev ner-dev200.jsonl --test ner-test.jsonl --augmented run-ner-rounds \
   --conditions augmented --fractions 0.1,0.5,1 --seeds 3 $TRAIN --out curve-ner-rounds
+curve --trainer ner --train ner-pool.jsonl --dev ner-dev200.jsonl --test ner-test.jsonl --augmented run-ner-rounds \
+  --conditions augmented --filter kept-text --fractions 0.1,0.5,1 --seeds 3 $TRAIN --out curve-ner-rounds-kept-text
 curve --trainer srl --train srl-pool13.jsonl --dev srl-dev.jsonl --test srl-test.jsonl --augmented run-srl \
   --conditions gold,augmented,lexsub --fractions 0.5,1 --seeds 3 $TRAIN --out curve-srl
 curve --trainer srl --train srl-pool13.jsonl --dev srl-dev.jsonl --test srl-test.jsonl --augmented run-srl \
