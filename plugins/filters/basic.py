@@ -1,4 +1,8 @@
-"""The heuristic filters of Culkin et al. 2021, Table 4 (upper section), plus a copy filter.
+"""The heuristic filters of Culkin et al. 2021, Table 4 (upper section), and simple checks beside them.
+
+The checks: a copy of the source, a lost number or name (``facts``), a kept entity that no
+longer reads as it did (``kept-text``), and thresholds on the decoder's fluency and
+recovery scores.
 
 Each looks at one record: its iteration, one of its scores, or its text against the
 source and the outputs already made for the same source. A run's ``filters`` list is a
