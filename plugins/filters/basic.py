@@ -196,14 +196,14 @@ class KeptTextFilter:
         source = context.source
         # A record keeps a subset of its source's spans (those inside a rewritten target go),
         # so each kept span is matched to an unused source span of its role and label.
-        unused = [sp for sp in source.spans if sp.role in self.config.roles]
+        unused = [(sp, self._text(sp, source.tokens)) for sp in source.spans if sp.role in self.config.roles]
         for span in record.spans:
             if span.role not in self.config.roles:
                 continue
             mine = self._text(span, record.tokens)
-            match = next((sp for sp in unused if sp.label == span.label and self._text(sp, source.tokens) == mine), None)
+            match = next((pair for pair in unused if pair[0].label == span.label and pair[1] == mine), None)
             if match is None:
-                was = [sp.text(source.tokens) for sp in unused if sp.label == span.label]
+                was = [sp.text(source.tokens) for sp, _ in unused if sp.label == span.label]
                 return f"{span.label} {span.text(record.tokens)!r} is not as in the source" + (f" ({', '.join(map(repr, was))})" if was else "")
             unused.remove(match)
         return None
