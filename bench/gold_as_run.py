@@ -24,14 +24,12 @@ from spanaug_core.types import Augmented, Constraints, Example
 
 def as_records(example: Example) -> list[Augmented]:
     """The records that stand for ``example``: one per target span, or one for the whole sentence."""
-    targets = [k for k, span in enumerate(example.spans) if span.role == "target"]
-    if not targets:
-        return [Augmented(id=f"{example.id}/it1", source_id=example.id, target=None, iteration=1, tokens=example.tokens,
-                          text=example.text, spans=example.spans, scores={}, constraints=Constraints())]
+    # (id stem, target, spans judged): the pipeline's record ids, SOURCE/sK/itN or SOURCE/itN.
+    jobs = [(f"{example.id}/s{k}", k, (span,)) for k, span in enumerate(example.spans) if span.role == "target"]
     return [
-        Augmented(id=f"{example.id}/s{k}/it1", source_id=example.id, target=k, iteration=1, tokens=example.tokens,
-                  text=example.text, spans=(example.spans[k],), scores={}, constraints=Constraints())
-        for k in targets
+        Augmented(id=f"{stem}/it1", source_id=example.id, target=target, iteration=1, tokens=example.tokens,
+                  text=example.text, spans=spans, scores={}, constraints=Constraints())
+        for stem, target, spans in jobs or [(example.id, None, example.spans)]
     ]
 
 
