@@ -12,6 +12,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import cache
+from typing import Any
+
+from spanaug_shared.spacy_pipelines import find_english
 
 # A batch of token sequences in, one tag per token out.
 Tagger = Callable[[Sequence[Sequence[str]]], list[list[str]]]
@@ -26,25 +29,17 @@ class TaggerChoice:
 
 
 def _spacy_tagger() -> TaggerChoice | None:
-    try:
-        import spacy
-        from spacy.tokens import Doc
-    except ImportError:
+    # Only the tagger is needed; the parser and NER would triple the time.
+    found = find_english("tagger", exclude=("parser", "ner", "lemmatizer"))
+    if found is None:
         return None
-    names = sorted(name for name in spacy.util.get_installed_models() if name.startswith("en_"))
-    for name in names:
-        try:
-            # Only the tagger is needed; the parser and NER would triple the time.
-            nlp = spacy.load(name, exclude=["parser", "ner", "lemmatizer"])
-        except (OSError, ValueError):
-            continue
+    from spacy.tokens import Doc
 
-        def tag(batch: Sequence[Sequence[str]], nlp: object = nlp) -> list[list[str]]:
-            docs = (Doc(nlp.vocab, words=list(tokens)) for tokens in batch)  # type: ignore[attr-defined]
-            return [[token.tag_ for token in doc] for doc in nlp.pipe(docs)]  # type: ignore[attr-defined]
+    def tag(batch: Sequence[Sequence[str]], nlp: Any = found.nlp) -> list[list[str]]:
+        docs = (Doc(nlp.vocab, words=list(tokens)) for tokens in batch)
+        return [[token.tag_ for token in doc] for doc in nlp.pipe(docs)]
 
-        return TaggerChoice(tag, f"spaCy {spacy.__version__}, {name} {nlp.meta.get('version', '')}".strip())
-    return None
+    return TaggerChoice(tag, found.description)
 
 
 def _nltk_tagger() -> TaggerChoice | None:
