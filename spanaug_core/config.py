@@ -85,8 +85,8 @@ class PipelineSettings(BaseModel):
     )
     keep_copies: bool = Field(
         default=True,
-        description="keep = align: a kept span the aligner does not place is kept where the paraphrase copies it word for word, "
-        "if it does so once (a copy needs no aligner; one that occurs twice could be either)",
+        description="keep = align: a kept span the paraphrase copies word for word, once, is kept where the copy is, "
+        "and the aligner places the others (a copy needs no aligner; one that occurs twice could be either)",
     )
     batch_size: int = Field(
         default=16,

@@ -335,10 +335,10 @@ def locate_kept(
 ) -> tuple[list[tuple[int, Span]], float] | None:
     """Where each kept span is in candidate ``rank`` (and the weakest score), or None if one is lost.
 
-    ``keep="align"`` takes the aligner's answers and, with ``copies``, the one place where
-    the candidate copies a span the aligner did not place; otherwise a kept span must
-    appear word for word (case folded if need be), clear of the target and of the other
-    kept spans.
+    ``keep="align"`` takes, with ``copies``, the one place where the candidate copies a
+    kept span word for word, and the aligner's answer for the others; otherwise a kept
+    span must appear word for word (case folded if need be), clear of the target and of
+    the other kept spans.
     """
     job, cand = attempt.job, attempt.nbest[rank]
     taken: list[tuple[int, int]] = [target_span] if target_span else []
@@ -347,13 +347,15 @@ def locate_kept(
     for idx, sp in job.kept:
         where, score = None, 1.0
         if keep == "align":
+            # A span copied once needs no aligner, which may be unsure of it (no answer)
+            # or place only part of it ("Baghdad" of "pro-Baghdad", where the candidate is
+            # tokenized finer than the corpus); one copied twice could be either.
+            copy = find_copy(cand.tokens, tokenize(sp.text(job.tokens)), taken, unique=True) if copies else None
             found = attempt.kept[(rank, idx)]
-            if found.span is not None and not any(overlaps(found.span, t) for t in taken):
+            if copy is not None:
+                where = copy
+            elif found.span is not None and not any(overlaps(found.span, t) for t in taken):
                 where, score = found.span, found.score
-            elif copies:
-                # An aligner answers None where it is unsure, but a copied span needs no
-                # aligner; one that occurs twice could be either, so it stays lost.
-                where = find_copy(cand.tokens, tokenize(sp.text(job.tokens)), taken, unique=True)
         else:
             # The include phrase as the decoder saw it, tokenized as the candidate was: a
             # corpus token spanaug splits ("F-16" in CoNLL-2003) comes back as "F - 16".

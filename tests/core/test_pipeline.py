@@ -428,6 +428,24 @@ def test_keep_align_keeps_a_copied_span_the_aligner_does_not_place(copies: bool)
         assert records == [] and pipe.stats.stopped == {"kept-spans-lost": 1}
 
 
+class _LastWordAligner(_SamePlaceAligner):
+    """Places the last word of a longer span only (as an aligner may place "Baghdad" of "pro-Baghdad")."""
+
+    def align(self, items):
+        from spanaug_core.types import Alignment
+
+        return [Alignment(span=(a.span[1] - 1, a.span[1]), score=0.9) for a in super().align(items)]
+
+
+@pytest.mark.parametrize("copies", [True, False])
+def test_keep_align_prefers_a_copy_to_the_part_the_aligner_places(copies: bool) -> None:
+    pipe = make(1, aligner=_LastWordAligner(_LastWordAligner.Config()), keep="align", keep_copies=copies)
+    (record,) = pipe.run([corroborate()])
+    assert record.text == "The panel will confirm it."
+    argument = next(s for s in record.spans if s.role == "argument")
+    assert (argument.start, argument.end) == ((0, 2) if copies else (1, 2))
+
+
 def test_keep_align_leaves_a_span_copied_twice_lost() -> None:
     pipe = make(1, decoder=_TwiceDecoder(_TwiceDecoder.Config()), aligner=_NoLongSpanAligner(_NoLongSpanAligner.Config()), keep="align")
     assert list(pipe.run([corroborate()])) == [] and pipe.stats.stopped == {"kept-spans-lost": 1}
