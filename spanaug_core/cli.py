@@ -82,6 +82,9 @@ def run_command(
     settings = {p.name: p.setting for p in click.get_current_context().command.params if isinstance(p, SettingOption)}
     dotted = {settings[k]: v for k, v in flags.items()}
     if filters:
+        # --set wins over flags, so the two together would drop the --filter names unseen.
+        if any(a.split("=", 1)[0].strip() == "filters" for a in assignments):
+            raise click.UsageError("--filter and --set filters=[...] both give the filters list; name them all in one of the two")
         dotted["filters"] = list(filters)
     config, suggested = with_suggested_settings(load_run_config(config_file, dotted, assignments))
     for key, value in suggested.items():

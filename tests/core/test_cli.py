@@ -74,6 +74,10 @@ def test_user_errors_are_one_red_line(tmp_path, cli_registry, capsys) -> None:
     assert main(["run", "--set", "decoder.beam_size=0", "--decoder", "synonym", "--aligner", "diff", "--dataset", "slots",
                  "--output", str(tmp_path / "o2"), "--no-progress"]) == 2
     assert "decoder 'synonym': option 'beam_size'" in capsys.readouterr().err
+    # --set outranks flags, so --filter beside --set filters=... would be dropped unseen.
+    assert main(["run", "--filter", "copy", "--set", "filters=[novelty]", "--decoder", "synonym", "--aligner", "diff",
+                 "--dataset", "slots", "--output", str(tmp_path / "o3"), "--no-progress"]) == 2
+    assert "--filter and --set filters=[...] both give the filters list" in capsys.readouterr().err
 
 
 def test_list_table_and_json(cli_registry, capsys) -> None:
