@@ -6,8 +6,9 @@ makes a team of a country, or the seed itself was mislabelled. An independent ta
 (spaCy's, trained on OntoNotes, not on the corpus being grown) reads the paraphrase over
 the record's own tokens; the record is kept when the tagger finds every entity with the
 same boundaries and a type that ``labels`` maps the entity's label to. The check is
-strict on purpose: a small tagger misses many entities, so it keeps fewer records, but
-what it agrees with is rarely wrong (docs/quality.md measures both).
+strict on purpose. A small tagger misses many entities, so what it keeps are mostly the
+paraphrases of the few seeds whose every entity it reads; where it reads a disputed gold
+label as the corpus does, it keeps that seed's errors too (docs/quality.md measures both).
 """
 
 from __future__ import annotations
