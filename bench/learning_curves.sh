@@ -50,6 +50,10 @@ augment fn-pool.jsonl run-fn --limit 40
 $S run --dataset jsonl --input ner-pool.jsonl --decoder vdba --model qwen2.5-coder-1.5b-instruct --aligner bert-span \
   --iterations 10 --beam 10 --top-m 20 --set 'rerank={alignment: 1, adequacy: 1, paraphrase_fluency: 1}' \
   --set 'filters=[adequacy, fluency, facts, {name: novelty, ceiling: 1, previous_ceiling: 0.9}]' --output run-ner-rounds --resume
+# the same with the README's NER line as it is now (kept-text in the run; keep_copies places copies first)
+$S run --dataset jsonl --input ner-pool.jsonl --decoder vdba --model qwen2.5-coder-1.5b-instruct --aligner bert-span \
+  --iterations 10 --beam 10 --top-m 20 --set 'rerank={alignment: 1, adequacy: 1, paraphrase_fluency: 1}' \
+  --set 'filters=[adequacy, fluency, facts, kept-text, {name: novelty, ceiling: 1, previous_ceiling: 0.9}]' --output run-ner-rounds-copies --resume
 head -13 srl-pool.jsonl > srl-pool13.jsonl
 head -40 fn-pool.jsonl > fn-pool40.jsonl
 [ -e ner-dev200.jsonl ] || head -200 ner-dev.jsonl > ner-dev200.jsonl
@@ -69,6 +73,8 @@ curve --trainer ner --train ner-pool.jsonl --dev ner-dev200.jsonl --test ner-tes
   --conditions augmented --fractions 0.1,0.5,1 --seeds 3 $TRAIN --out curve-ner-rounds
 curve --trainer ner --train ner-pool.jsonl --dev ner-dev200.jsonl --test ner-test.jsonl --augmented run-ner-rounds \
   --conditions augmented --filter kept-text --fractions 0.1,0.5,1 --seeds 3 $TRAIN --out curve-ner-rounds-kept-text
+curve --trainer ner --train ner-pool.jsonl --dev ner-dev200.jsonl --test ner-test.jsonl --augmented run-ner-rounds-copies \
+  --conditions augmented --fractions 0.1,0.5,1 --seeds 3 $TRAIN --out curve-ner-rounds-copies
 curve --trainer srl --train srl-pool13.jsonl --dev srl-dev.jsonl --test srl-test.jsonl --augmented run-srl \
   --conditions gold,augmented,lexsub --fractions 0.5,1 --seeds 3 $TRAIN --out curve-srl
 curve --trainer srl --train srl-pool13.jsonl --dev srl-dev.jsonl --test srl-test.jsonl --augmented run-srl \
