@@ -75,7 +75,7 @@ def run_command(
     component option can be set with --set COMPONENT.OPTION=VALUE; `spanaug list --options`
     shows them. Settings come from defaults < --config file < flags < --set.
     """
-    from spanaug_core.config import load_run_config
+    from spanaug_core.config import load_run_config, parse_assignments
     from spanaug_core.console import progress_callback
     from spanaug_core.run import execute, signals_as_interrupts, with_suggested_settings
 
@@ -83,7 +83,7 @@ def run_command(
     dotted = {settings[k]: v for k, v in flags.items()}
     if filters:
         # --set wins over flags, so the two together would drop the --filter names unseen.
-        if any(a.split("=", 1)[0].strip() == "filters" for a in assignments):
+        if "filters" in parse_assignments(assignments):
             raise click.UsageError("--filter and --set filters=[...] both give the filters list; name them all in one of the two")
         dotted["filters"] = list(filters)
     config, suggested = with_suggested_settings(load_run_config(config_file, dotted, assignments))
