@@ -88,7 +88,8 @@ def run_command(
         dotted["filters"] = list(filters)
     config, suggested = with_suggested_settings(load_run_config(config_file, dotted, assignments))
     for key, value in suggested.items():
-        note(f"{key} = {value!r}: the {config.dataset.name} dataset's suggestion (set {key} to override it)")
+        shown = value.model_dump() if hasattr(value, "model_dump") else value  # a component, as a config file writes it
+        note(f"{key} = {shown!r}: the {config.dataset.name} dataset's suggestion (set {key} to override it)")
     try:
         with signals_as_interrupts(), progress_callback("examples", enabled=progress) as on_progress:
             summary = execute(config, resume=resume, progress=on_progress)

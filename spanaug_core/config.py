@@ -116,6 +116,12 @@ class RunConfig(PipelineSettings):
     decoder: ComponentSpec = Field(default=ComponentSpec(name="vdba"), description="constrained decoder", json_schema_extra=flag("--decoder"))
     aligner: ComponentSpec = Field(default=ComponentSpec(name="bert-span"), description="span aligner", json_schema_extra=flag("--aligner"))
     filters: list[ComponentSpec] = Field(default_factory=list, description="all must accept a record")
+    lexicon: ComponentSpec | None = Field(
+        default=None,
+        description="offers words the rewritten span could become, which the prompt names (framenet: the frame's "
+        "lexical units near the old word); none unless given or the dataset suggests one (docs/quality.md)",
+        json_schema_extra=flag("--lexicon"),
+    )
     engine: ComponentSpec = Field(
         default=ComponentSpec(name="local"),
         description="where the pipeline runs: local (this process) or ray (docs/scale.md)",
@@ -133,12 +139,15 @@ class RunConfig(PipelineSettings):
         # `decoder = "vdba"` is shorthand for `[decoder] name = "vdba"`.
         if isinstance(data, dict):
             data = dict(data)
-            for key in (*COMPONENTS, "engine"):
+            for key in (*COMPONENTS, "engine", "lexicon"):
                 if isinstance(data.get(key), str):
                     data[key] = {"name": data[key]}
                 elif isinstance(data.get(key), dict) and "name" not in data[key]:
                     # `--set aligner.threshold=0.4` tunes the default aligner.
-                    data[key] = {"name": cls.model_fields[key].default.name, **data[key]}
+                    default = cls.model_fields[key].default
+                    if default is None:
+                        raise ValueError(f"{key} options given without a {key} to take them: name it too (--{key} NAME or {key}.name=NAME)")
+                    data[key] = {"name": default.name, **data[key]}
             if isinstance(data.get("filters"), list):
                 data["filters"] = [{"name": f} if isinstance(f, str) else f for f in data["filters"]]
         return data

@@ -47,6 +47,11 @@ def register_filters(register: Register) -> None:
 
 
 @hookspec
+def register_lexicons(register: Register) -> None:
+    """Register lexicons: words a rewritten span could become, named in the decoder's prompt."""
+
+
+@hookspec
 def register_trainers(register: Register) -> None:
     """Register downstream trainers."""
 
@@ -76,6 +81,7 @@ KIND_HOOKS: dict[str, str] = {
     "decoder": "register_decoders",
     "aligner": "register_aligners",
     "filter": "register_filters",
+    "lexicon": "register_lexicons",
     "trainer": "register_trainers",
     "engine": "register_engines",
 }

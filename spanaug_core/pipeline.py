@@ -49,6 +49,7 @@ from spanaug_core.protocols import (
     ConstraintExpander,
     Filter,
     FilterContext,
+    Lexicon,
     ProgressCallback,
     ProgressEvent,
     ScoringFilter,
@@ -222,6 +223,7 @@ class _Job:
     kept: list[tuple[int, Span]]
     avoid: list[str]
     include: list[str]
+    prefer: list[str] = field(default_factory=list)
     iteration: int = 0
     stopped: str | None = None
     # The last request decoded and its n-best list, for a repeatable decoder to be spared
@@ -230,7 +232,7 @@ class _Job:
 
     @property
     def constraints(self) -> Constraints:
-        return Constraints(avoid=tuple(self.avoid), include=tuple(self.include))
+        return Constraints(avoid=tuple(self.avoid), include=tuple(self.include), prefer=tuple(self.prefer))
 
     @property
     def request(self) -> DecodeRequest:
@@ -245,6 +247,7 @@ class _Job:
             "kept": [[i, sp.model_dump(mode="json")] for i, sp in self.kept],
             "avoid": list(self.avoid),
             "include": list(self.include),
+            "prefer": list(self.prefer),
             "iteration": self.iteration,
             "stopped": self.stopped,
         }
@@ -259,6 +262,7 @@ class _Job:
             kept=[(i, Span.model_validate(sp)) for i, sp in data["kept"]],
             avoid=list(data["avoid"]),
             include=list(data["include"]),
+            prefer=list(data.get("prefer", [])),
             iteration=data["iteration"],
             stopped=data["stopped"],
         )
@@ -479,11 +483,13 @@ class Pipeline:
         filters: Sequence[Filter] = (),
         settings: PipelineSettings | None = None,
         progress: ProgressCallback | None = None,
+        lexicon: Lexicon | None = None,
     ) -> None:
         self.decoder = decoder
         self.aligner = aligner
         self.expander = expander
         self.filters = list(filters)
+        self.lexicon = lexicon
         self._scorers = [f for f in self.filters if isinstance(f, ScoringFilter)]
         self.settings = settings or PipelineSettings()
         self.progress = progress or (lambda event: None)
@@ -493,6 +499,8 @@ class Pipeline:
             "aligner": getattr(aligner, "name", type(aligner).__name__),
             "expander": getattr(expander, "name", type(expander).__name__),
         }
+        if lexicon is not None:
+            self.components["lexicon"] = getattr(lexicon, "name", type(lexicon).__name__)
         model = getattr(getattr(decoder, "config", None), "model", None)
         if model:
             self.components["model"] = str(model)
@@ -508,9 +516,11 @@ class Pipeline:
         filters: Sequence[Any] = (),
         registry: Registry | None = None,
         progress: ProgressCallback | None = None,
+        lexicon: Any = None,
         **settings: Any,
     ) -> Pipeline:
-        """Build from names, ``(name, options)`` pairs, classes or instances, mixed freely.
+        """Build from names, ``(name, options)`` pairs, classes or instances, mixed freely
+        (``lexicon`` None: the prompt offers no words).
 
         ``Pipeline.from_components("vdba", ("bert-span", {"threshold": 0.4}), iterations=3)``
         """
@@ -531,6 +541,7 @@ class Pipeline:
             filters=[make("filter", f) for f in filters],
             settings=PipelineSettings(**settings),
             progress=progress,
+            lexicon=None if lexicon is None else make("lexicon", lexicon),
         )
 
     @classmethod
@@ -544,6 +555,7 @@ class Pipeline:
             [spec(f) for f in config.filters],
             registry=registry,
             progress=progress,
+            lexicon=None if config.lexicon is None else spec(config.lexicon),
             **config.pipeline_settings().model_dump(),
         )
 
@@ -696,16 +708,16 @@ class Pipeline:
                 for i, sp in keepable
                 if (target.group is None or sp.group == target.group) and not overlaps((sp.start, sp.end), tspan)
             ]
-            jobs.append(
-                _Job(
-                    target=t,
-                    tokens=example.tokens,
-                    span=tspan,
-                    kept=kept,
-                    avoid=_unique(self.expander.expand(target.text(example.tokens))),
-                    include=self._includes(example.tokens, kept),
-                )
+            job = _Job(
+                target=t,
+                tokens=example.tokens,
+                span=tspan,
+                kept=kept,
+                avoid=_unique(self.expander.expand(target.text(example.tokens))),
+                include=self._includes(example.tokens, kept),
             )
+            job.prefer = self._prefer(example, job)
+            jobs.append(job)
         # A sentence with no span to rewrite is paraphrased whole; one whose spans were all
         # skipped is not (its kept spans belong to a skipped target).
         if not rewritten and keepable:
@@ -713,6 +725,13 @@ class Pipeline:
             if _free_words(whole) >= s.min_words:
                 jobs.append(whole)
         return jobs, skipped
+
+    def _prefer(self, example: Example, job: _Job) -> list[str]:
+        """The lexicon's words for the job's target under its avoid set so far, for the
+        prompt to offer (recomputed each round: a word written and now avoided makes room)."""
+        if self.lexicon is None or job.target is None:
+            return []
+        return _unique(self.lexicon.alternatives(example, example.spans[job.target], tuple(job.avoid)))
 
     def _includes(self, tokens: Sequence[str], kept: list[tuple[int, Span]]) -> list[str]:
         return _unique(sp.text(tokens) for _, sp in kept) if self.settings.keep == "include" else []
@@ -851,6 +870,7 @@ class Pipeline:
         if choice.span is not None:
             fresh = [p for p in _unique(self._avoid_next(job, cand.tokens[choice.span[0] : choice.span[1]])) if p not in job.avoid]
             job.avoid.extend(fresh)
+            job.prefer = self._prefer(example, job)
             if not fresh:
                 job.stopped = "avoid-set-unchanged"
                 self.stats.stopped[job.stopped] += 1

@@ -18,13 +18,13 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 from pydantic import BaseModel, ConfigDict, Field
 
 from spanaug_core.flags import flag
-from spanaug_core.types import AlignItem, Alignment, Augmented, Candidate, DecodeRequest, Example
+from spanaug_core.types import AlignItem, Alignment, Augmented, Candidate, DecodeRequest, Example, Span
 
 if TYPE_CHECKING:
     from spanaug_core.config import RunConfig
     from spanaug_core.plugins import Registry
 
-KINDS: tuple[str, ...] = ("dataset", "expander", "decoder", "aligner", "filter", "trainer", "engine")
+KINDS: tuple[str, ...] = ("dataset", "expander", "decoder", "aligner", "filter", "lexicon", "trainer", "engine")
 
 
 class ComponentConfig(BaseModel):
@@ -76,8 +76,9 @@ class DatasetReader(Component, Protocol):
     """Yields labeled examples from a file or folder (``path=None``: the plugin's default data).
 
     A reader may also have ``suggested_settings``, a class-level dict of pipeline settings
-    (``PipelineSettings`` fields) its data is best augmented with, such as labels not worth
-    rewriting; a run applies each one it sets no value for (``run.with_suggested_settings``).
+    (``PipelineSettings`` fields, and ``lexicon``) its data is best augmented with, such as
+    labels not worth rewriting or the lexicon of its labels; a run applies each one it sets
+    no value for (``run.with_suggested_settings``).
     """
 
     def read(self, path: Path | None) -> Iterator[Example]: ...
@@ -134,6 +135,18 @@ class StreamingDecoder(ConstrainedDecoder, Protocol):
     """
 
     def stream(self, source: RequestSource, nbest: int) -> Iterator[list[tuple[int, list[Candidate]]]]: ...
+
+
+@runtime_checkable
+class Lexicon(Component, Protocol):
+    """Offers words that could replace a span being rewritten, best first (none it is told to avoid).
+
+    The decoder's prompt names them (``Constraints.prefer``); the decoder is not bound to
+    them. A lexicon knows what a label means where a paraphrase model only guesses: a
+    FrameNet frame's lexical units, an ontology's synonyms.
+    """
+
+    def alternatives(self, example: Example, span: Span, avoid: Sequence[str]) -> list[str]: ...
 
 
 @runtime_checkable
@@ -256,6 +269,7 @@ PROTOCOLS: dict[str, type] = {
     "decoder": ConstrainedDecoder,
     "aligner": Aligner,
     "filter": Filter,
+    "lexicon": Lexicon,
     "trainer": Trainer,
     "engine": Engine,
 }

@@ -145,11 +145,11 @@ def with_suggested_settings(config: RunConfig, registry: Registry | None = None)
     wanted = {key: value for key, value in suggested.items() if key not in config.model_fields_set}
     if not wanted:
         return config, {}
-    unknown = sorted(set(wanted) - set(PipelineSettings.model_fields))
+    unknown = sorted(set(wanted) - set(PipelineSettings.model_fields) - {"lexicon"})
     if unknown:
         raise ConfigError(f"dataset '{name}' suggests unknown setting(s) {', '.join(unknown)} (a bug in its plugin)")
     try:
-        checked = PipelineSettings(**wanted)
+        checked = RunConfig(**wanted)
     except ValidationError as exc:
         raise ConfigError(f"dataset '{name}' suggests an invalid setting (a bug in its plugin): {exc}") from None
     applied = {key: getattr(checked, key) for key in wanted}

@@ -133,10 +133,12 @@ class Example(_Frozen):
 
 
 class Constraints(_Frozen):
-    """Lexical constraints for one decode: phrases to avoid and phrases to include."""
+    """Lexical constraints for one decode: phrases to avoid and phrases to include, both
+    enforced, and words to prefer, which the prompt only offers (a lexicon's alternatives)."""
 
     avoid: tuple[str, ...] = ()
     include: tuple[str, ...] = ()
+    prefer: tuple[str, ...] = ()
 
 
 class DecodeRequest(_Frozen):

@@ -449,3 +449,74 @@ def test_keep_align_prefers_a_copy_to_the_part_the_aligner_places(copies: bool) 
 def test_keep_align_leaves_a_span_copied_twice_lost() -> None:
     pipe = make(1, decoder=_TwiceDecoder(_TwiceDecoder.Config()), aligner=_NoLongSpanAligner(_NoLongSpanAligner.Config()), keep="align")
     assert list(pipe.run([corroborate()])) == [] and pipe.stats.stopped == {"kept-spans-lost": 1}
+
+
+class _Lexicon:
+    """Offers the synonyms of a target's ``lu`` lemma that are not avoided, and records each call."""
+
+    name = "test-lexicon"
+
+    def __init__(self, words: dict[str, list[str]]) -> None:
+        self.words, self.calls = words, []
+
+    def alternatives(self, example, span, avoid):
+        self.calls.append((example.id, span.label, tuple(avoid)))
+        lemma = span.attrs["lu"].rsplit(".", 1)[0]
+        return [w for w in self.words.get(lemma, []) if w not in avoid]
+
+
+def test_a_lexicon_offers_words_each_round_that_the_round_before_has_not_used() -> None:
+    lexicon = _Lexicon({"corroborate": ["confirm", "verify", "support"]})
+    pipe = Pipeline(
+        decoder=SynonymDecoder(SynonymDecoder.Config()),
+        aligner=DiffAligner(DiffAligner.Config()),
+        expander=InflectExpander(InflectExpander.Config()),
+        settings=PipelineSettings(iterations=3),
+        lexicon=lexicon,
+    )
+    records = list(pipe.run([corroborate()]))
+    requests = [call[0].constraints for call in pipe.decoder.calls]
+    # The words go to the decoder with the request and stay on the record; a word written
+    # (and so now avoided) is not offered again.
+    assert [c.prefer for c in requests] == [("confirm", "verify", "support"), ("verify", "support"), ("support",)]
+    assert [r.constraints.prefer for r in records] == [c.prefer for c in requests]
+    assert lexicon.calls[0] == ("ex0", "Evidence", requests[0].avoid)
+    assert pipe.components["lexicon"] == "test-lexicon"
+    # Without a lexicon nothing is offered.
+    plain = make(iterations=2)
+    list(plain.run([corroborate()]))
+    assert all(call[0].constraints.prefer == () for call in plain.decoder.calls)
+
+
+def test_offered_words_survive_a_resume() -> None:
+    def piped() -> Pipeline:
+        return Pipeline(
+            decoder=SynonymDecoder(SynonymDecoder.Config()),
+            aligner=DiffAligner(DiffAligner.Config()),
+            expander=InflectExpander(InflectExpander.Config()),
+            settings=PipelineSettings(iterations=3, batch_size=2),
+            lexicon=_Lexicon({"corroborate": ["confirm", "verify", "support"]}),
+        )
+
+    examples = [corroborate(i) for i in range(4)]
+    whole = [o for o in piped().outcomes(examples) if not isinstance(o, Checkpoint)]
+    pipe, before, state = piped(), [], None
+    for outcome in pipe.outcomes(examples):
+        if isinstance(outcome, Checkpoint):
+            if state is None and pipe.in_flight():
+                state, cut = pipe.in_flight(), len(before)
+        else:
+            before.append(outcome)
+    assert state is not None and any(job["prefer"] for s in state for job in s["jobs"])
+    resumed = piped()
+    resumed.restore(state)
+    read = int(state[-1]["example"]["id"][2:]) + 1
+    after = [o for o in resumed.outcomes(examples[read:]) if not isinstance(o, Checkpoint)]
+    assert before[:cut] + after == whole
+    # A state written before lexicons existed resumes with nothing offered.
+    for s in state:
+        for job in s["jobs"]:
+            del job["prefer"]
+    old = piped()
+    old.restore(state)
+    assert all(job.prefer == [] for run in old._restored.values() for job in run.jobs)

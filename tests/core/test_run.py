@@ -16,6 +16,7 @@ from spanaug_jsonl.dataset import JsonlDataset
 from spanaug_core.config import load_run_config
 from spanaug_core.errors import ConfigError, RunStateError, SpanaugError
 from spanaug_core.hookspecs import hookimpl
+from spanaug_core.protocols import ComponentConfig
 from spanaug_core.run import (
     execute,
     resolved_component_options,
@@ -311,3 +312,45 @@ def test_a_bad_suggestion_names_the_dataset(run_registry, tmp_path, suggested, m
     run_registry.add_plugin(SuggestingPlugin(suggested), "suggesting")
     with pytest.raises(ConfigError, match=f"dataset 'suggesting' suggests (an )?{message}"):
         with_suggested_settings(config_for(tmp_path, n=3, **{"dataset.name": "suggesting"}), run_registry)
+
+
+class TableLexicon:
+    """Offers a fixed list of words for every span, less the avoided ones."""
+
+    name = "table"
+
+    class Config(ComponentConfig):
+        words: tuple[str, ...] = ("verify", "support")
+
+    def __init__(self, config: Config) -> None:
+        self.config = config
+
+    def alternatives(self, example, span, avoid):  # type: ignore[no-untyped-def]
+        return [w for w in self.config.words if w not in avoid]
+
+
+class LexiconPlugin:
+    @hookimpl
+    def register_lexicons(self, register):  # type: ignore[no-untyped-def]
+        register(TableLexicon)
+
+
+def test_a_suggested_lexicon_offers_its_words_and_null_turns_it_off(run_registry, tmp_path) -> None:
+    run_registry.add_plugin(LexiconPlugin(), "lexicon")
+    run_registry.add_plugin(SuggestingPlugin({"lexicon": {"name": "table", "words": ["verify"]}}), "suggesting")
+    config = config_for(tmp_path, n=3, iterations=1, **{"dataset.name": "suggesting"})
+    config, applied = with_suggested_settings(config, run_registry)
+    assert applied["lexicon"].name == "table" and applied["lexicon"].options == {"words": ["verify"]}
+    execute(config, registry=run_registry)
+    records = read_records(tmp_path / "out")
+    assert records and all(r.constraints.prefer == ("verify",) for r in records)
+    assert json.loads((tmp_path / "out" / "manifest.json").read_text())["config"]["lexicon"] == {"name": "table", "words": ["verify"]}
+    # `--set lexicon=null` is a setting given: the suggestion does not apply.
+    off = load_run_config(None, {"dataset.name": "suggesting"}, ["lexicon=null"])
+    assert off.lexicon is None and with_suggested_settings(off, run_registry) == (off, {})
+
+
+def test_lexicon_options_without_a_name_are_refused(tmp_path) -> None:
+    with pytest.raises(ConfigError, match=r"lexicon options given without a lexicon to take them: name it too \(--lexicon NAME"):
+        config_for(tmp_path, **{"lexicon.words": "[a]"})
+    assert config_for(tmp_path, lexicon="table").lexicon.name == "table"
