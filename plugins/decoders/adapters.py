@@ -44,7 +44,12 @@ DEFAULT_PROMPT = "Paraphrase this sentence: {text}"
 # model plans a rewording of them (the avoid constraint stays the guarantee) instead of
 # meeting the block mid-sentence, where it tended to drop the clause or fact around it.
 # "Replace" rather than "do not use": asked not to use a word, the model deleted it.
-DEFAULT_AVOID_HINT = "\nReplace {avoid} with a word or phrase of the same meaning, and keep every other detail of the sentence."
+DEFAULT_AVOID_HINT = "\nReplace {avoid} with a word or phrase of the same meaning{prefer}, and keep every other detail of the sentence."
+# What fills the avoid hint's {prefer} when a lexicon offers words for the span ("" when it
+# offers none). Offered, not imposed: the model still picks what fits the sentence, but a
+# word the label's lexicon lists is a word that keeps the label (FrameNet: "attempts" for
+# efforts, where the model alone wrote "ability"; docs/quality.md).
+DEFAULT_PREFER_HINT = " (such as {words})"
 Example = tuple[str, str]
 # Hand-written (sentence, paraphrase) turns shown before the sentence to paraphrase. Each
 # paraphrase keeps every fact, name and number of its sentence (the cause of the first, which
@@ -66,12 +71,28 @@ FEW_SHOT: tuple[Example, ...] = (
 )
 
 
-def avoid_hint_problem(hint: str) -> str | None:
-    """What is wrong with an avoid hint template, or None: it needs ``{avoid}`` and no other placeholder, or is ""."""
+def hint_problem(hint: str, needs: str, may: str | None = None) -> str | None:
+    """What is wrong with a hint template, or None: it needs the placeholder ``needs``, may
+    have ``may``, and no other, or is "" (no hint)."""
     fields = {name for _, name, _, _ in string.Formatter().parse(hint) if name is not None}
-    if hint and fields != {"avoid"}:
-        return f"the avoid hint must contain the placeholder {{avoid}} and no other (found {sorted(fields) or 'none'}), or be \"\" for no hint"
+    if hint and (needs not in fields or fields - {needs, may}):
+        also = f", may contain {{{may}}}," if may else ""
+        return f"the hint must contain the placeholder {{{needs}}}{also} and no other (found {sorted(fields) or 'none'}), or be \"\" for no hint"
     return None
+
+
+def avoid_hint_problem(hint: str) -> str | None:
+    """What is wrong with an avoid hint template (``{avoid}``, and ``{prefer}`` where offered words go), or None."""
+    return hint_problem(hint, "avoid", "prefer")
+
+
+def prefer_hint_problem(hint: str) -> str | None:
+    """What is wrong with a prefer hint template (``{words}``), or None."""
+    return hint_problem(hint, "words")
+
+
+def _quoted(words: Sequence[str]) -> str:
+    return ", ".join(f'"{w}"' for w in words)
 
 
 class Session(Protocol):
@@ -245,7 +266,8 @@ class ChatAdapter(Adapter):
     ``system`` and ``prompt`` (with ``{text}``) make the instruction, ``examples`` (sentence,
     paraphrase) pairs are shown as earlier turns (few-shot); a model without a chat template
     gets the examples and ``prompt`` as plain text. ``avoid_hint`` (with ``{avoid}``) follows
-    the sentence when its request avoids words ("" for never).
+    the sentence when its request avoids words ("" for never); its ``{prefer}`` is
+    ``prefer_hint`` naming the request's preferred words (``{words}``), or "" when it has none.
     """
 
     def __init__(
@@ -257,6 +279,7 @@ class ChatAdapter(Adapter):
         prompt: str,
         examples: Sequence[Example] = (),
         avoid_hint: str = "",
+        prefer_hint: str = "",
     ) -> None:
         # The answer is one line: a token with a line break ends it as the end-of-turn token
         # does. Otherwise a model whose end is held back (a positive constraint not yet met)
@@ -264,34 +287,38 @@ class ChatAdapter(Adapter):
         super().__init__(model, tokenizer, [*end_ids, *_line_break_ids(tokenizer)])
         if "{text}" not in prompt:
             raise ConfigError(f"the prompt template must contain {{text}} (got {prompt!r})")
-        if problem := avoid_hint_problem(avoid_hint):
-            raise ConfigError(f"{problem} (got {avoid_hint!r})")
-        self.system, self.prompt, self.examples, self.avoid_hint = system, prompt, tuple(examples), avoid_hint
+        for problem, hint in ((avoid_hint_problem(avoid_hint), avoid_hint), (prefer_hint_problem(prefer_hint), prefer_hint)):
+            if problem:
+                raise ConfigError(f"{problem} (got {hint!r})")
+        self.system, self.prompt, self.examples = system, prompt, tuple(examples)
+        self.avoid_hint, self.prefer_hint = avoid_hint, prefer_hint
         self._prefix_ids: list[int] | None = None
         self._prefix_kv: list[tuple[torch.Tensor, torch.Tensor]] | None = None
         tokenizer.padding_side = "left"
         if tokenizer.pad_token_id is None:
             tokenizer.pad_token = tokenizer.eos_token
 
-    def message(self, text: str, avoid: Sequence[str] = ()) -> str:
+    def message(self, text: str, avoid: Sequence[str] = (), prefer: Sequence[str] = ()) -> str:
         """The user's message for one sentence: the prompt, then the avoid hint naming the
-        avoided phrases once each (case folded: "Bought" and "bought" are one word to a reader)."""
+        avoided phrases once each (case folded: "Bought" and "bought" are one word to a reader)
+        and, where it has ``{prefer}``, the preferred words."""
         message = self.prompt.format(text=text)
         if avoid and self.avoid_hint:
             shown = list(dict.fromkeys(" ".join(p.split()).lower() for p in avoid))
-            message += self.avoid_hint.format(avoid=", ".join(f'"{p}"' for p in shown))
+            offered = self.prefer_hint.format(words=_quoted(prefer)) if prefer and self.prefer_hint else ""
+            message += self.avoid_hint.format(avoid=_quoted(shown), prefer=offered)
         return message
 
-    def render(self, text: str, avoid: Sequence[str] = ()) -> str:
+    def render(self, text: str, avoid: Sequence[str] = (), prefer: Sequence[str] = ()) -> str:
         """The prompt string for one sentence (the answer is generated after it): the system
         message, each example as a user turn and its answer, then the sentence's user turn."""
         if not getattr(self.tokenizer, "chat_template", None):
             shots = "".join(f"{self.message(source)}\n{answer}\n\n" for source, answer in self.examples)
-            return shots + self.message(text, avoid)
+            return shots + self.message(text, avoid, prefer)
         messages = [{"role": "system", "content": self.system}] if self.system else []
         for source, answer in self.examples:
             messages += [{"role": "user", "content": self.message(source)}, {"role": "assistant", "content": answer}]
-        messages.append({"role": "user", "content": self.message(text, avoid)})
+        messages.append({"role": "user", "content": self.message(text, avoid, prefer)})
         return self.tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
 
     def start(self, share_prefix: bool = True) -> Session:
@@ -337,9 +364,9 @@ class ChatAdapter(Adapter):
             past = _cache([(k.expand(len(prompts), -1, -1, -1), v.expand(len(prompts), -1, -1, -1)) for k, v in self.prefix_cache()])
         return ids.to(self.device), mask.to(self.device), past
 
-    def prompt_ids(self, text: str, avoid: Sequence[str] = ()) -> list[int]:
+    def prompt_ids(self, text: str, avoid: Sequence[str] = (), prefer: Sequence[str] = ()) -> list[int]:
         """The token ids of one sentence's whole prompt."""
-        return self.tokenizer(self.render(text, avoid), add_special_tokens=False)["input_ids"]
+        return self.tokenizer(self.render(text, avoid, prefer), add_special_tokens=False)["input_ids"]
 
     @property
     def prefix_ids(self) -> list[int]:
@@ -379,7 +406,7 @@ class _ChatSession:
     def add(self, requests: Sequence[DecodeRequest], copies: int) -> torch.Tensor:
         import torch
 
-        prompts = [self.adapter.prompt_ids(r.text, r.constraints.avoid) for r in requests]
+        prompts = [self.adapter.prompt_ids(r.text, r.constraints.avoid, r.constraints.prefer) for r in requests]
         ids, mask, past = self.adapter.encode_prompts(prompts, self.share_prefix)
         logprobs, cache = self._forward(ids, mask, past)
         self.prefilled += int(mask[:, -ids.shape[1] :].sum())
@@ -499,6 +526,7 @@ def load(
     prompt: str = DEFAULT_PROMPT,
     examples: Sequence[Example] = (),
     avoid_hint: str = "",
+    prefer_hint: str = "",
     progress: ProgressCallback | None = None,
 ) -> Adapter:
     """An adapter for a preset, a local folder or GGUF file, or (with network) a hub id.
@@ -507,14 +535,14 @@ def load(
     decoder with the same model shares them, whatever its prompt settings.
     """
     shots = tuple((str(a), str(b)) for a, b in examples)
-    key = (name_or_path, resolve_dtype(dtype, device), device, system, prompt, shots, avoid_hint)
+    key = (name_or_path, resolve_dtype(dtype, device), device, system, prompt, shots, avoid_hint, prefer_hint)
     if key not in _LOADED:
         model, tokenizer = load_weights(name_or_path, dtype, device, progress)
         end_ids = _end_ids(model, tokenizer)
         _LOADED[key] = (
             Seq2SeqAdapter(model, tokenizer, end_ids)
             if model.config.is_encoder_decoder
-            else ChatAdapter(model, tokenizer, end_ids, system, prompt, shots, avoid_hint)
+            else ChatAdapter(model, tokenizer, end_ids, system, prompt, shots, avoid_hint, prefer_hint)
         )
     return _LOADED[key]
 

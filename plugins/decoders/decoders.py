@@ -39,7 +39,7 @@ from collections.abc import Iterator, Sequence
 from functools import lru_cache
 from typing import ClassVar, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, ValidationInfo, field_validator
 
 from spanaug_core.errors import ConfigError
 from spanaug_core.flags import flag
@@ -49,12 +49,14 @@ from spanaug_core.text import contains_phrase, find_all, is_content_word, tokeni
 from spanaug_core.types import Candidate, DecodeRequest
 from spanaug_decoders.adapters import (
     DEFAULT_AVOID_HINT,
+    DEFAULT_PREFER_HINT,
     DEFAULT_PROMPT,
     DEFAULT_SYSTEM,
     FEW_SHOT,
     Adapter,
     ChatAdapter,
     avoid_hint_problem,
+    prefer_hint_problem,
     load,
 )
 
@@ -192,14 +194,19 @@ class HFDecoderConfig(DecoderConfig):
     )
     avoid_hint: str = Field(
         default=DEFAULT_AVOID_HINT,
-        description="chat models: said after the sentence when it has avoid phrases, which fill {avoid} (\"\" for none)",
+        description="chat models: said after the sentence when it has avoid phrases, which fill {avoid}; {prefer} "
+        "is prefer_hint when the run's lexicon offers words, else nothing (\"\" for no hint)",
+    )
+    prefer_hint: str = Field(
+        default=DEFAULT_PREFER_HINT,
+        description="chat models: the avoid hint's {prefer} when the run's lexicon offers words, which fill {words} (\"\" for none)",
     )
 
-    @field_validator("avoid_hint")
+    @field_validator("avoid_hint", "prefer_hint")
     @classmethod
-    def _one_placeholder(cls, hint: str) -> str:
+    def _placeholders(cls, hint: str, info: ValidationInfo) -> str:
         # Checked here, before a model loads: a wrong placeholder would otherwise fail on the first request.
-        if problem := avoid_hint_problem(hint):
+        if problem := (avoid_hint_problem if info.field_name == "avoid_hint" else prefer_hint_problem)(hint):
             raise ValueError(problem)
         return hint
 
@@ -231,6 +238,7 @@ class _HFDecoder:
                 prompt=self.config.prompt,
                 examples=self.config.examples,
                 avoid_hint=self.config.avoid_hint,
+                prefer_hint=self.config.prefer_hint,
                 progress=self.progress,
             )
         return self._adapter
@@ -433,7 +441,11 @@ class HFBeamDecoder(_HFDecoder):
         for avoid, idxs in by_avoid.items():
             texts = [batch[i].text for i in idxs]
             # Each request's own avoid list, in its order: the prompt vdba would give it.
-            sources = [adapter.render(batch[i].text, batch[i].constraints.avoid) for i in idxs] if isinstance(adapter, ChatAdapter) else texts
+            sources = (
+                [adapter.render(batch[i].text, batch[i].constraints.avoid, batch[i].constraints.prefer) for i in idxs]
+                if isinstance(adapter, ChatAdapter)
+                else texts
+            )
             enc = adapter.tokenizer(sources, return_tensors="pt", padding=True, add_special_tokens=not isinstance(adapter, ChatAdapter))
             enc = enc.to(adapter.device)
             bad = [v for alts in self.encode(avoid) for v in alts]

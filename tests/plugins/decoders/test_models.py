@@ -396,8 +396,26 @@ def test_the_avoid_hint_names_each_avoided_phrase_once_after_the_sentence(tokeni
     session = hinted.start()
     session.add([DecodeRequest(text="red house", constraints=Constraints(avoid=("house",)))], 1)
     assert session.prefilled == len(hinted.prompt_ids("red house", ["house"])) - len(hinted.prefix_ids)
-    with pytest.raises(ConfigError, match="avoid hint must contain"):
+    with pytest.raises(ConfigError, match="hint must contain the placeholder {avoid}"):
         ChatAdapter(plain.model, tokenizer, [EOS], system="", prompt=plain.prompt, avoid_hint="no placeholder")
+
+
+def test_the_avoid_hint_offers_a_lexicon_s_words_where_it_says_so(tokenizer):
+    plain = tiny_llama(tokenizer, 2, "the small dog saw {text} and")
+    hinted = ChatAdapter(
+        plain.model, tokenizer, [EOS], system="", prompt=plain.prompt, avoid_hint=" not {avoid}{prefer}", prefer_hint=", try {words}"
+    )
+    assert hinted.render("red house", ["house"], ["home", "hut"]) == 'the small dog saw red house and not "house", try "home", "hut"'
+    assert hinted.render("red house", ["house"]) == 'the small dog saw red house and not "house"'  # nothing offered: no words
+    # The prompt tokens follow: a session prefills the offered words too.
+    session = hinted.start()
+    session.add([DecodeRequest(text="red house", constraints=Constraints(avoid=("house",), prefer=("home",)))], 1)
+    assert session.prefilled == len(hinted.prompt_ids("red house", ["house"], ["home"])) - len(hinted.prefix_ids)
+    # A hint without {prefer} leaves the words out; one with {words} missing is refused.
+    unoffered = ChatAdapter(plain.model, tokenizer, [EOS], system="", prompt=plain.prompt, avoid_hint=" not {avoid}", prefer_hint=", try {words}")
+    assert unoffered.render("red house", ["house"], ["home"]) == 'the small dog saw red house and not "house"'
+    with pytest.raises(ConfigError, match="hint must contain the placeholder {words}"):
+        ChatAdapter(plain.model, tokenizer, [EOS], system="", prompt=plain.prompt, avoid_hint=" not {avoid}", prefer_hint=", try")
 
 
 def test_an_invented_next_turn_counts_as_another_sentence():

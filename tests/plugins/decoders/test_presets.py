@@ -30,6 +30,11 @@ def test_a_wrong_avoid_hint_is_refused_before_any_model_loads(installed_registry
     for hint, found in (("Do not use {words}.", "'words'"), ("Do not use them.", "none"), ("{avoid} in {text}", "'avoid', 'text'")):
         with pytest.raises(ConfigError, match=f"avoid_hint.*found \\[?{found}"):
             installed_registry.create("decoder", "vdba", avoid_hint=hint)
+    # {prefer} is where a lexicon's words go: allowed, not required.
+    assert installed_registry.create("decoder", "vdba").config.avoid_hint.count("{prefer}") == 1
+    assert installed_registry.create("decoder", "vdba", avoid_hint="Not {avoid}.").config.avoid_hint == "Not {avoid}."
+    with pytest.raises(ConfigError, match="prefer_hint.*found \\['avoid'\\]"):
+        installed_registry.create("decoder", "vdba", prefer_hint=" (like {avoid})")
 
 
 def test_decode_input_errors_name_the_line(tmp_path, capsys):
