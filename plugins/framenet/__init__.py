@@ -1,4 +1,4 @@
-"""spanaug plugin framenet: the ``framenet`` dataset, the ``frame-lexicon`` filter and ``spanaug eval framenet-lus`` (registrations only)."""
+"""spanaug plugin framenet: the ``framenet`` dataset, the ``frame-lexicon`` filter, the ``framenet`` lexicon and ``spanaug eval framenet-lus`` (registrations only)."""
 
 from typing import Any
 
@@ -17,6 +17,13 @@ def register_filters(register: Register) -> None:
     from spanaug_framenet.lexicon import FrameLexiconFilter
 
     register(FrameLexiconFilter)
+
+
+@hookimpl
+def register_lexicons(register: Register) -> None:
+    from spanaug_framenet.lexicon import FrameNetLexicon
+
+    register(FrameNetLexicon)
 
 
 @hookimpl

@@ -82,12 +82,12 @@ def select_seed(path: Path | None, n_frames: int = 20, n_lus: int = 3, n_annotat
         collect(reader.read_xml(document, "fulltext", known))
     seed = Seed([], {}, {})
     for frame in chosen:
-        lus = sorted(frame.lexical_units(), key=lambda lu: (lu[2], lu[0]))
+        lus = sorted(frame.lexical_units(), key=lambda lu: (lu.created, lu.name))
         files: dict[str, list[Path]] = defaultdict(list)
-        for name, lu_id, _ in lus:
-            files[name].append(lu_file(release, lu_id))
+        for lu in lus:
+            files[lu.name].append(lu_file(release, lu.id))
         annotated: list[str] = []
-        for name, _, _ in lus:
+        for name in (lu.name for lu in lus):
             if len(annotated) == n_lus:
                 break
             for file in files.pop(name, []):  # an LU name listed twice has its files read at its first entry
@@ -96,7 +96,7 @@ def select_seed(path: Path | None, n_frames: int = 20, n_lus: int = 3, n_annotat
             if by_lu.get((frame.name, name)):
                 annotated.append(name)
         seed.seed_lus[frame.name] = set(annotated)
-        seed.held_out[frame.name] = {name for name, _, _ in lus} - seed.seed_lus[frame.name]
+        seed.held_out[frame.name] = {lu.name for lu in lus} - seed.seed_lus[frame.name]
         for name in annotated:
             ordered = sorted(by_lu[(frame.name, name)], key=lambda pair: (pair[0], pair[1].id))
             seed.examples.extend(example for _, example in ordered[:n_annotations])

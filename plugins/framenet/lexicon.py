@@ -1,18 +1,26 @@
-"""The ``frame-lexicon`` filter: keep a FrameNet record only when its new trigger is a lexical unit of the frame.
+"""FrameNet's word lists put to work: the ``frame-lexicon`` filter and the ``framenet`` lexicon.
 
 A paraphrase's aligned trigger carries the source's frame label. Most wrong labels of
 judged FrameNet outputs are near-synonyms that evoke another frame ("source" for Supply,
-"welcomed" for Receiving, "capital" for Political_locales) or no trigger at all (a broken
-word); a sentence-level score cannot see them. FrameNet itself lists which words evoke a
-frame, so the check is a lookup: the trigger, lemmatized as each part of speech in turn
-(``lu_form``), must be one of the frame's LUs in the release. That trades discovery for
-precision: a valid trigger FrameNet does not list yet is dropped too, so this filter is
-for growing training data for known LUs, not for finding new ones (Culkin et al. 2021 §6.1
-found many valid triggers absent from FrameNet).
+"welcomed" for Receiving, "ability" for Attempt) or no trigger at all (a broken word); a
+sentence-level score cannot see them. FrameNet itself lists which words evoke a frame, its
+lexical units (LUs), and that list serves twice:
+
+- after decoding, the ``frame-lexicon`` filter keeps a record only when its trigger,
+  lemmatized as each part of speech in turn (``lu_form``), is one of the frame's LUs. That
+  trades discovery for precision: a valid trigger FrameNet does not list yet is dropped
+  too (Culkin et al. 2021 §6.1 found many valid triggers absent from FrameNet);
+- before decoding, the ``framenet`` lexicon offers the prompt a few of the frame's LUs
+  that WordNet relates to the source trigger ("attempt", "endeavor" for *efforts* in
+  Attempt). The model still words the sentence as it likes, but it now knows words that
+  keep the frame. The LUs WordNet does not relate to the trigger stay out: most belong to
+  the frame but not to the meaning ("car" and "boat" for *plane* in Vehicle).
 """
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Sequence
 from functools import cached_property
 from pathlib import Path
 from typing import ClassVar
@@ -20,14 +28,41 @@ from typing import ClassVar
 from pydantic import Field
 
 from spanaug_core.protocols import ComponentConfig, FilterContext
-from spanaug_core.types import Augmented
+from spanaug_core.types import Augmented, Example, Span
 
 from spanaug_shared.records import replacement
+from spanaug_shared.wordnet import WordNet, find_wordnet, load_wordnet
 from spanaug_framenet.ablation import lu_form
 from spanaug_framenet.release import FrameInfo, find_release, frames
 
 # FrameNet's LU part-of-speech suffixes; the trigger is tried as each (lemmatized for v/n/a/adv).
 _POS = ("v", "n", "a", "adv", "prep", "num", "art", "c", "scon", "intj", "idio")
+_WORDNET_POS = {"v": "verb", "n": "noun", "a": "adj", "adv": "adv"}
+log = logging.getLogger(__name__)
+_RELEASE_HELP = "FrameNet release folder (as the framenet dataset's --input); None: NLTK's framenet_v17/v15, else the embedded sample"
+
+
+class FrameUnits:
+    """The LUs of each frame of a release (lower-cased name -> corpus sentences), each
+    frame file read once, on first use. A wrong folder fails at construction."""
+
+    def __init__(self, release: Path | None) -> None:
+        self.release = find_release(release)
+        self._units: dict[str, dict[str, int]] = {}
+
+    @cached_property
+    def _frames(self) -> dict[str, FrameInfo]:
+        return {info.name: info for info in frames(self.release)}
+
+    def __call__(self, frame: str) -> dict[str, int]:
+        """The LUs (``buy.v``) of ``frame`` and how common each is; empty for a frame the
+        release lacks, which is logged once (data of another release than the one read)."""
+        if frame not in self._units:
+            info = self._frames.get(frame)
+            if info is None:
+                log.warning("frame %r is not in the FrameNet release %s: no lexical units for it (set release to yours)", frame, self.release)
+            self._units[frame] = {lu.name.lower(): lu.sentences for lu in info.lexical_units()} if info else {}
+        return self._units[frame]
 
 
 class FrameLexiconFilter:
@@ -36,27 +71,11 @@ class FrameLexiconFilter:
     name: ClassVar[str] = "frame-lexicon"
 
     class Config(ComponentConfig):
-        release: Path | None = Field(
-            default=None,
-            description="FrameNet release folder (as the framenet dataset's --input); None: NLTK's framenet_v17/v15, else the embedded sample",
-        )
+        release: Path | None = Field(default=None, description=_RELEASE_HELP)
 
     def __init__(self, config: Config) -> None:
         self.config = config
-        # A wrong folder fails here, before any decoding; the frame files are read on the first check.
-        self.release = find_release(config.release)
-        self._units: dict[str, frozenset[str]] = {}
-
-    @cached_property
-    def _frames(self) -> dict[str, FrameInfo]:
-        return {info.name: info for info in frames(self.release)}
-
-    def units(self, frame: str) -> frozenset[str]:
-        """The LU names (``buy.v``) of ``frame``, read from its frame file once; empty for a frame the release lacks."""
-        if frame not in self._units:
-            info = self._frames.get(frame)
-            self._units[frame] = frozenset(name.lower() for name, _, _ in info.lexical_units()) if info else frozenset()
-        return self._units[frame]
+        self.units = FrameUnits(config.release)
 
     def check(self, record: Augmented, context: FilterContext) -> str | None:
         spans = replacement(record, context.source)
@@ -72,3 +91,60 @@ class FrameLexiconFilter:
             return None
         return f"{words!r} is not a lexical unit of {frame}"
 
+
+class FrameNetLexicon:
+    """Offer the prompt the frame's lexical units WordNet relates to the trigger: synonyms first, most common first."""
+
+    name: ClassVar[str] = "framenet"
+
+    class Config(ComponentConfig):
+        release: Path | None = Field(default=None, description=_RELEASE_HELP)
+        wordnet: Path | None = Field(default=None, description="WordNet 3.0 dict folder (default: the one the `wordnet` extra installs)")
+        words: int = Field(default=4, ge=1, description="words offered at most")
+        senses: int = Field(
+            default=3, ge=1, description="a synonym shares one of the trigger's this many most frequent WordNet senses"
+        )
+
+    def __init__(self, config: Config) -> None:
+        self.config = config
+        self.units = FrameUnits(config.release)
+        self._wordnet_folder = find_wordnet(
+            config.wordnet, "the framenet lexicon (turn it off with --set lexicon=null)", "lexicon.wordnet"
+        )
+
+    @cached_property
+    def wordnet(self) -> WordNet:
+        return load_wordnet(self._wordnet_folder)
+
+    def alternatives(self, example: Example, span: Span, avoid: Sequence[str]) -> list[str]:
+        """Up to ``words`` LUs of the span's frame, of the trigger's part of speech, that are
+        neither the trigger nor avoided: first those sharing a WordNet sense with it, then
+        those one WordNet relation away, each group by how common the LU is."""
+        lemma, pos = _lemma_and_pos(span, example.tokens)
+        avoided = {" ".join(p.split()).lower() for p in avoid}
+        wn_pos = _WORDNET_POS.get(pos or "")
+        synonyms = set(self.wordnet.synonyms(lemma, wn_pos, self.config.senses)) if wn_pos else set()
+        ranked: dict[str, tuple[int, int]] = {}
+        for unit, sentences in self.units(span.label).items():
+            word, _, unit_pos = unit.rpartition(".")
+            # Names with marks ("descend_(on)", "feel_like") are FrameNet notation, not words to offer.
+            if (pos and unit_pos != pos) or word == lemma or word in avoided or not word.replace(" ", "").replace("-", "").isalpha():
+                continue
+            if word in synonyms:
+                rank = (0, -sentences)
+            elif self.wordnet.related(lemma, word):
+                rank = (1, -sentences)
+            else:
+                continue
+            ranked[word] = min(rank, ranked.get(word, rank))  # one word, two parts of speech: its better rank
+        return sorted(ranked, key=lambda word: (*ranked[word], word))[: self.config.words]
+
+
+def _lemma_and_pos(span: Span, tokens: Sequence[str]) -> tuple[str, str | None]:
+    """The trigger's lemma and LU part of speech from the span's ``lu`` attribute (the
+    framenet dataset writes it), else its words as written and no part of speech."""
+    lu = span.attrs.get("lu")
+    if isinstance(lu, str) and "." in lu:
+        lemma, _, pos = lu.rpartition(".")
+        return lemma.lower(), pos
+    return " ".join(span.text(tokens).split()).lower(), None

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+from typing import NamedTuple
 
 from spanaug_core.errors import DataError
 
@@ -186,13 +187,29 @@ class FrameInfo:
     created: datetime
     path: Path
 
-    def lexical_units(self) -> list[tuple[str, str, datetime]]:
-        """The frame's LUs ``(name, id, created)``, from its frame file."""
+    def lexical_units(self) -> list[LexicalUnit]:
+        """The frame's LUs, from its frame file."""
         return [
-            (e.get("name", ""), e.get("ID", ""), parse_date(e.get("cDate")))
+            LexicalUnit(e.get("name", ""), e.get("ID", ""), parse_date(e.get("cDate")), _sentences(e))
             for e in ET.parse(self.path).getroot()
             if local(e.tag) == "lexUnit"
         ]
+
+
+class LexicalUnit(NamedTuple):
+    """A frame's LU: ``name`` as ``buy.v``, and ``sentences``, the corpus sentences FrameNet
+    found for it (its ``sentenceCount total``; 0 where the file does not say), a measure of
+    how common the word is in that sense."""
+
+    name: str
+    id: str
+    created: datetime
+    sentences: int
+
+
+def _sentences(lu: ET.Element) -> int:
+    count = next((c for c in lu if local(c.tag) == "sentenceCount"), None)
+    return int(count.get("total", 0)) if count is not None else 0
 
 
 def frame_ids(release: Path) -> dict[str, str]:

@@ -242,6 +242,8 @@ def _record(run: Run, record: Augmented, k: int) -> str:
         constraints.append(f"<div>avoid ({len(record.constraints.avoid)}): {_chips(record.constraints.avoid, 'avoid')}</div>")
     if record.constraints.include:
         constraints.append(f"<div>include: {_chips(record.constraints.include, 'include')}</div>")
+    if record.constraints.prefer:
+        constraints.append(f"<div>offered: {_chips(record.constraints.prefer, 'prefer')}</div>")
     return (
         f'<article class="rec" id="rec-{k}"><div class="rec-head"><code>{esc(record.id)}</code>'
         f'<span class="badge">iteration {record.iteration}</span>{"".join(main)}'
