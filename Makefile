@@ -20,7 +20,8 @@ $(VENV)/.installed: pyproject.toml Makefile
 # small for 2 CPU cores. bert-span uses the head shipped in the package (docs/aligners.md).
 # frame-lexicon drops a paraphrase whose new trigger FrameNet does not list for the frame
 # ("acquired" for Commerce_buy: getting, not buying), so a printed record's trigger is one
-# of the frame's words (docs/quality.md); rejected.jsonl says what it dropped.
+# of the frame's words (docs/quality.md); rejected.jsonl says what it dropped. The framenet
+# dataset's lexicon (its suggestion, noted when the run starts) offers the prompt a few of them.
 # --resume makes a second `make demo` continue (or re-report) the same run.
 demo: setup
 	$(BIN)/spanaug run --dataset framenet --decoder vdba --aligner bert-span \
