@@ -146,7 +146,8 @@ class RunConfig(PipelineSettings):
                     # `--set aligner.threshold=0.4` tunes the default aligner.
                     default = cls.model_fields[key].default
                     if default is None:
-                        raise ValueError(f"{key} options given without a {key} to take them: name it too (--{key} NAME or {key}.name=NAME)")
+                        # A ConfigError passes through pydantic as it is: one line, not a dump of the whole config.
+                        raise ConfigError(f"{key} options given without a {key} to take them: name it too (--{key} NAME or {key}.name=NAME)")
                     data[key] = {"name": default.name, **data[key]}
             if isinstance(data.get("filters"), list):
                 data["filters"] = [{"name": f} if isinstance(f, str) else f for f in data["filters"]]
