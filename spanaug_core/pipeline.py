@@ -870,8 +870,9 @@ class Pipeline:
         if choice.span is not None:
             fresh = [p for p in _unique(self._avoid_next(job, cand.tokens[choice.span[0] : choice.span[1]])) if p not in job.avoid]
             job.avoid.extend(fresh)
-            job.prefer = self._prefer(example, job)
-            if not fresh:
+            if fresh:
+                job.prefer = self._prefer(example, job)
+            else:
                 job.stopped = "avoid-set-unchanged"
                 self.stats.stopped[job.stopped] += 1
         if self.settings.chain:
