@@ -7,11 +7,13 @@ CoNLL-2003, OntoNotes and UD do) and reversible enough that
 ``tokenize(detokenize(tokens)) == tokens`` holds for ordinary sentences.
 ``tokenize_with_offsets`` keeps each token's character offsets and can split tokens at
 given offsets, so character-offset annotations (FrameNet, brat) map onto whole tokens.
+``placeholders`` reads the fields of a user's prompt template (``{avoid}``, ``{source}``).
 """
 
 from __future__ import annotations
 
 import re
+import string
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
@@ -197,3 +199,12 @@ def find_copy(tokens: Sequence[str], phrase: Sequence[str], taken: Sequence[tupl
 def contains_phrase(text: str, phrase: str, case_sensitive: bool = True) -> bool:
     """Whether ``phrase`` occurs in ``text`` on word boundaries (token level)."""
     return find_phrase(normalize(text, case_sensitive), normalize(phrase, case_sensitive)) is not None
+
+
+def placeholders(template: str) -> set[str]:
+    """The named fields of a ``str.format`` template; ValueError, saying how to write a
+    literal brace, when it is no valid template (an unmatched "{")."""
+    try:
+        return {name for _, name, _, _ in string.Formatter().parse(template) if name is not None}
+    except ValueError as exc:
+        raise ValueError(f"not a format string ({exc}); write a literal brace as {{{{ or }}}}") from None

@@ -21,7 +21,6 @@ row attends to its own tokens only). ``load`` builds either over weights from
 from __future__ import annotations
 
 import inspect
-import string
 import weakref
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
@@ -29,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from spanaug_core.errors import ConfigError
 from spanaug_core.protocols import ProgressCallback
+from spanaug_core.text import placeholders
 from spanaug_core.types import DecodeRequest
 from spanaug_shared.weights import load_weights, resolve_dtype
 
@@ -74,7 +74,10 @@ FEW_SHOT: tuple[Example, ...] = (
 def hint_problem(hint: str, needs: str, may: str | None = None) -> str | None:
     """What is wrong with a hint template, or None: it needs the placeholder ``needs``, may
     have ``may``, and no other, or is "" (no hint)."""
-    fields = {name for _, name, _, _ in string.Formatter().parse(hint) if name is not None}
+    try:
+        fields = placeholders(hint)
+    except ValueError as exc:
+        return f"the hint is {exc}"
     if hint and (needs not in fields or fields - {needs, may}):
         also = f", may contain {{{may}}}," if may else ""
         return f"the hint must contain the placeholder {{{needs}}}{also} and no other (found {sorted(fields) or 'none'}), or be \"\" for no hint"

@@ -16,7 +16,6 @@ over a prompt of about 150 tokens, with no second copy of the model.
 
 from __future__ import annotations
 
-import string
 import weakref
 from typing import Any, ClassVar
 
@@ -24,7 +23,7 @@ from pydantic import Field, field_validator
 
 from spanaug_core.errors import ConfigError
 from spanaug_core.protocols import ComponentConfig, FilterContext
-from spanaug_core.text import detokenize
+from spanaug_core.text import detokenize, placeholders
 from spanaug_core.types import Augmented
 from spanaug_shared.records import replaced_words
 from spanaug_shared.weights import load_weights, loaded
@@ -69,10 +68,7 @@ class SenseFilter:
         @field_validator("question")
         @classmethod
         def _known_fields(cls, question: str) -> str:
-            try:
-                named = {name for _, name, _, _ in string.Formatter().parse(question) if name is not None}
-            except ValueError as exc:
-                raise ValueError(f"not a format string ({exc}); write a literal brace as {{{{ or }}}}") from None
+            named = placeholders(question)
             unknown, missing = named - _FIELDS, {"before", "after"} - named
             if unknown:
                 raise ValueError(f"unknown field(s) {', '.join(sorted(unknown))}; the question may use {', '.join(sorted(_FIELDS))}")

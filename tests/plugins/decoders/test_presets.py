@@ -35,6 +35,8 @@ def test_a_wrong_avoid_hint_is_refused_before_any_model_loads(installed_registry
     assert installed_registry.create("decoder", "vdba", avoid_hint="Not {avoid}.").config.avoid_hint == "Not {avoid}."
     with pytest.raises(ConfigError, match="prefer_hint.*found \\['avoid'\\]"):
         installed_registry.create("decoder", "vdba", prefer_hint=" (like {avoid})")
+    with pytest.raises(ConfigError, match="avoid_hint.*the hint is not a format string.*literal brace"):
+        installed_registry.create("decoder", "vdba", avoid_hint="Replace {avoid")
 
 
 def test_decode_input_errors_name_the_line(tmp_path, capsys):
