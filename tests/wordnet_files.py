@@ -27,10 +27,19 @@ DATA = {
 }
 
 
-def write_wordnet(folder: Path, index: dict[str, list[str]], data: dict[str, list[str]]) -> Path:
-    """Write index.* and data.* lines per part of speech (a missing one gets no lines); returns ``folder``."""
+# SemCor tag counts (cntlist.rev lines: sense key, sense number, count): get is the most common.
+COUNTS = ["get%2:40:00:: 1 30", "get%2:30:00:: 2 12", "acquire%2:40:00:: 1 5", "buy%2:40:00:: 1 20", "purchase%2:40:00:: 1 2"]
+
+
+def write_wordnet(
+    folder: Path, index: dict[str, list[str]], data: dict[str, list[str]], counts: list[str] | None = None
+) -> Path:
+    """Write index.* and data.* lines per part of speech (a missing one gets no lines), and
+    cntlist.rev when ``counts`` are given; returns ``folder``."""
     header = "  1 This software and database is being provided\r\n"
     for pos in POS:
         (folder / f"index.{pos}").write_bytes((header + "".join(line + "\r\n" for line in index.get(pos, []))).encode())
         (folder / f"data.{pos}").write_bytes((header + "".join(line + "\r\n" for line in data.get(pos, []))).encode())
+    if counts is not None:
+        (folder / "cntlist.rev").write_bytes("".join(line + "\r\n" for line in counts).encode())
     return folder

@@ -1,14 +1,18 @@
-"""PropBank frame files: roleset and role descriptions attached to SRL spans on request.
+"""PropBank frame files: roleset and role descriptions attached to SRL spans on request,
+and each roleset's words and links for the ``propbank`` lexicon.
 
 A frames folder holds one XML file per predicate lemma (``come.xml`` with rolesets
-``come.01``...). Files are parsed lazily, on the first roleset asked of them, so pointing
-the reader at the 7,566-file release costs only what a dataset uses.
+``come.01``...). For descriptions, files are parsed lazily, on the first roleset asked of
+them, so pointing the reader at the 7,566-file release costs only what a dataset uses.
+Links (a roleset's FrameNet frames and VerbNet classes) are read from every file at once,
+since finding the rolesets that share a link means reading them all (about a second).
 """
 
 from __future__ import annotations
 
 import logging
 import xml.etree.ElementTree as ET
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
@@ -58,3 +62,31 @@ class FrameFiles:
             if found is not None:
                 return found
         return None
+
+    def links(self) -> dict[str, Roleset]:
+        """Every roleset of the folder (by id) with its words and links."""
+        found: dict[str, Roleset] = {}
+        for path in sorted(self.folder.glob("*.xml")):
+            current: Roleset | None = None
+            try:
+                for event, element in ET.iterparse(path, events=("start", "end")):
+                    if event == "start" and element.tag == "roleset":
+                        current = found[element.get("id", "")] = Roleset({}, set())
+                    elif current is None or event != "end":
+                        continue
+                    elif element.tag == "alias" and element.text:
+                        current.words[" ".join(element.text.replace("_", " ").split()).lower()] = element.get("pos", "")
+                    elif element.tag == "lexlink" and element.get("class"):
+                        current.links.add(f"{element.get('resource', '')}:{element.get('class')}")
+            except ET.ParseError as exc:
+                log.warning("%s: malformed frame file, rolesets after %s not read", path, exc.position)
+        return found
+
+
+@dataclass(frozen=True)
+class Roleset:
+    """A roleset's words (alias -> PropBank part of speech: v, n, j...) and what it links to
+    (``FrameNet:Taking``, ``VerbNet:get-13.5.1``)."""
+
+    words: dict[str, str]
+    links: set[str]

@@ -31,7 +31,7 @@ from spanaug_core.protocols import ComponentConfig, FilterContext
 from spanaug_core.types import Augmented, Example, Span
 
 from spanaug_shared.records import replacement
-from spanaug_shared.wordnet import WordNet, find_wordnet, load_wordnet
+from spanaug_shared.wordnet import WordNetLexicon
 from spanaug_framenet.ablation import lu_form
 from spanaug_framenet.release import FrameInfo, find_release, frames
 
@@ -92,52 +92,30 @@ class FrameLexiconFilter:
         return f"{words!r} is not a lexical unit of {frame}"
 
 
-class FrameNetLexicon:
+class FrameNetLexicon(WordNetLexicon):
     """Offer the prompt the frame's lexical units WordNet relates to the trigger: synonyms first, most common first."""
 
     name: ClassVar[str] = "framenet"
 
-    class Config(ComponentConfig):
+    class Config(WordNetLexicon.Config):
         release: Path | None = Field(default=None, description=_RELEASE_HELP)
-        wordnet: Path | None = Field(default=None, description="WordNet 3.0 dict folder (default: the one the `wordnet` extra installs)")
-        words: int = Field(default=4, ge=1, description="words offered at most")
-        senses: int = Field(
-            default=3, ge=1, description="a synonym shares one of the trigger's this many most frequent WordNet senses"
-        )
 
     def __init__(self, config: Config) -> None:
-        self.config = config
+        super().__init__(config)
+        self.config: FrameNetLexicon.Config = config
         self.units = FrameUnits(config.release)
-        self._wordnet_folder = find_wordnet(
-            config.wordnet, "the framenet lexicon (turn it off with --set lexicon=null)", "lexicon.wordnet"
-        )
-
-    @cached_property
-    def wordnet(self) -> WordNet:
-        return load_wordnet(self._wordnet_folder)
 
     def alternatives(self, example: Example, span: Span, avoid: Sequence[str]) -> list[str]:
-        """Up to ``words`` LUs of the span's frame, of the trigger's part of speech, that are
-        neither the trigger nor avoided: first those sharing a WordNet sense with it, then
-        those one WordNet relation away, each group by how common the LU is."""
+        """Up to ``words`` LUs of the span's frame, of the trigger's part of speech, that the
+        decoder may write: first those sharing a WordNet sense with the trigger, then those
+        one WordNet relation away, each group by how common the LU is."""
         lemma, pos = _lemma_and_pos(span, example.tokens)
-        avoided = {" ".join(p.split()).lower() for p in avoid}
-        wn_pos = _WORDNET_POS.get(pos or "")
-        synonyms = set(self.wordnet.synonyms(lemma, wn_pos, self.config.senses)) if wn_pos else set()
-        ranked: dict[str, tuple[int, int]] = {}
+        candidates: dict[str, int] = {}
         for unit, sentences in self.units(span.label).items():
             word, _, unit_pos = unit.rpartition(".")
-            # Names with marks ("descend_(on)", "feel_like") are FrameNet notation, not words to offer.
-            if (pos and unit_pos != pos) or word == lemma or word in avoided or not word.replace(" ", "").replace("-", "").isalpha():
-                continue
-            if word in synonyms:
-                rank = (0, -sentences)
-            elif self.wordnet.related(lemma, word):
-                rank = (1, -sentences)
-            else:
-                continue
-            ranked[word] = min(rank, ranked.get(word, rank))  # one word, two parts of speech: its better rank
-        return sorted(ranked, key=lambda word: (*ranked[word], word))[: self.config.words]
+            if not pos or unit_pos == pos:
+                candidates[word] = max(sentences, candidates.get(word, 0))  # one word, two parts of speech
+        return self.offer(lemma, _WORDNET_POS.get(pos or ""), candidates, avoid)
 
 
 def _lemma_and_pos(span: Span, tokens: Sequence[str]) -> tuple[str, str | None]:

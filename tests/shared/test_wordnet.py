@@ -40,3 +40,29 @@ def test_related_by_a_shared_synset_or_one_near_link_either_way(wordnet) -> None
     # With two links a shared neighbour is enough: siblings pass, an antonym still does not.
     assert wordnet.related("month", "year", links=2) is True
     assert wordnet.related("bought", "sold", links=2) is False
+
+
+def test_alternatives_synonyms_first_then_near_words_the_most_common_first(wordnet) -> None:
+    candidates = {"purchase": 1, "get": 5, "acquire": 9, "sell": 50, "buy": 70, "descend_(on)": 3, "month": 80}
+    # sell (an antonym) and month (unrelated) are left out, so are the lemma and notation.
+    assert wordnet.alternatives("buy", "verb", candidates, (), senses=3, words=4) == ["purchase", "acquire", "get"]
+    assert wordnet.alternatives("buy", "verb", candidates, (), senses=3, words=2) == ["purchase", "acquire"]
+    # Without a part of speech there are no synonyms to put first: one tier, by count.
+    assert wordnet.alternatives("buy", None, candidates, (), senses=3, words=4) == ["acquire", "get", "purchase"]
+
+
+def test_alternatives_leave_out_words_holding_an_avoided_phrase(wordnet) -> None:
+    # A constrained decoder that avoids "get" cannot write "get hold of"; "acquire" it can.
+    candidates = {"get hold of": 9, "get": 5, "acquire": 1, "purchase": 1}
+    assert wordnet.alternatives("buy", "verb", candidates, ("Get", "Purchase", ""), senses=3, words=4) == ["acquire"]
+
+
+def test_synonyms_of_a_collocation_and_semcor_frequencies(tmp_path) -> None:
+    load_wordnet.cache_clear()
+    index = {"verb": ["take_place v 1 0 1 0 00000021", "occur v 1 0 1 0 00000021"]}
+    data = {"verb": ["00000021 30 v 02 take_place 0 occur 0 000 | come to pass"]}
+    wordnet = load_wordnet(write_wordnet(tmp_path, index, data, ["occur%2:30:00:: 1 7", "occur%2:39:00:: 2 3", "occur%1:04:00:: 1 2"]))
+    assert wordnet.synonyms("take place", "verb") == ["occur"]
+    assert wordnet.synonyms("occur", "verb") == ["take place"]
+    assert wordnet.frequency("occur", "verb") == 10 and wordnet.frequency("Occur", "noun") == 2
+    assert wordnet.frequency("take place", "verb") == 0

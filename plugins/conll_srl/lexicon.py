@@ -1,0 +1,87 @@
+"""The ``propbank`` lexicon: words of rolesets that share a FrameNet frame or VerbNet class.
+
+A paraphrase's predicate keeps the source's roleset label, and the words that rewrite it
+best are those that mean the same. PropBank says which rolesets evoke the same FrameNet frame
+or belong to the same VerbNet class (its ``lexlinks``): take.01 links to Taking and
+get-13.5.1, as do seize.01 and grab.01. Of those rolesets' words, the ones WordNet relates
+to the predicate are offered to the prompt, synonyms first, each group the most common word
+first (SemCor's counts, which WordNet ships). A word of a linked roleset that WordNet does not relate ("ride" for take.01,
+through Ride_vehicle) stays out: the link is of one sense, the word often of another.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from functools import cached_property
+from pathlib import Path
+from typing import ClassVar
+
+from pydantic import Field
+from spanaug_conll_srl.propbank import FrameFiles, Roleset
+
+from spanaug_core.errors import ConfigError
+from spanaug_core.types import Example, Span
+from spanaug_shared.wordnet import WordNetLexicon
+
+log = logging.getLogger(__name__)
+_WORDNET_POS = {"v": "verb", "n": "noun", "j": "adj", "r": "adv"}
+
+
+class PropBankLexicon(WordNetLexicon):
+    """Offer the prompt words of the rolesets PropBank links to the predicate's, that WordNet relates to it."""
+
+    name: ClassVar[str] = "propbank"
+
+    class Config(WordNetLexicon.Config):
+        frames: Path | None = Field(default=None, description="PropBank frames folder (one <lemma>.xml per predicate); required")
+
+    def __init__(self, config: Config) -> None:
+        if config.frames is None:
+            raise ConfigError(
+                "the propbank lexicon needs PropBank frame files: set lexicon.frames to a PropBank frames folder "
+                "(one <lemma>.xml per predicate, as the conll-srl dataset's frames option)"
+            )
+        super().__init__(config)
+        self.config: PropBankLexicon.Config = config
+        self.files = FrameFiles(config.frames)
+        self._unknown: set[str] = set()
+
+    @cached_property
+    def rolesets(self) -> dict[str, Roleset]:
+        return self.files.links()
+
+    @cached_property
+    def _linked(self) -> dict[str, list[str]]:
+        """Link -> the rolesets that have it."""
+        out: dict[str, list[str]] = {}
+        for roleset_id, roleset in self.rolesets.items():
+            for link in roleset.links:
+                out.setdefault(link, []).append(roleset_id)
+        return out
+
+    def alternatives(self, example: Example, span: Span, avoid: Sequence[str]) -> list[str]:
+        """Up to ``words`` words, of the predicate's part of speech, of the rolesets sharing a
+        link with the span's roleset, that the decoder may write: WordNet synonyms of the
+        predicate first, then words one WordNet relation away, each group the most common first."""
+        roleset = self.rolesets.get(span.label)
+        if roleset is None:
+            if span.label not in self._unknown:
+                self._unknown.add(span.label)
+                log.warning("roleset %r is not in the PropBank frames %s: no words offered for it", span.label, self.files.folder)
+            return []
+        lemma = span.label.rpartition(".")[0].replace("_", " ")
+        spoken = " ".join(span.text(example.tokens).split()).lower()
+        stated = span.attrs.get("lemma")
+        # The alias the sentence uses gives the part of speech ("taking" is take.01's noun); else a verb.
+        pos = next((roleset.words[w] for w in (stated, spoken, lemma) if isinstance(w, str) and w in roleset.words), "v")
+        wn_pos = _WORDNET_POS.get(pos)
+        words = {
+            word
+            for link in roleset.links
+            for other in self._linked[link]
+            if other != span.label
+            for word, word_pos in self.rolesets[other].words.items()
+            if word_pos == pos
+        }
+        return self.offer(lemma, wn_pos, {word: self.wordnet.frequency(word, wn_pos) if wn_pos else 0 for word in words}, avoid)
