@@ -73,15 +73,18 @@ class PropBankLexicon(WordNetLexicon):
         lemma = span.label.rpartition(".")[0].replace("_", " ")
         spoken = " ".join(span.text(example.tokens).split()).lower()
         stated = span.attrs.get("lemma")
-        # The alias the sentence uses gives the part of speech ("taking" is take.01's noun); else a verb.
-        pos = next((roleset.words[w] for w in (stated, spoken, lemma) if isinstance(w, str) and w in roleset.words), "v")
+        # The alias the sentence uses gives the part of speech ("taking" is take.01's noun); a
+        # verb where it is one of several ("post" of post.01), or where no alias matches.
+        used = next((w for w in (stated, spoken, lemma) if isinstance(w, str) and any(w == word for word, _ in roleset.words)), None)
+        kinds = {kind for word, kind in roleset.words if word == used}
+        pos = "v" if "v" in kinds or not kinds else min(kinds)
         wn_pos = _WORDNET_POS.get(pos)
         words = {
             word
             for link in roleset.links
             for other in self._linked[link]
             if other != span.label
-            for word, word_pos in self.rolesets[other].words.items()
+            for word, word_pos in self.rolesets[other].words
             if word_pos == pos
         }
         return self.offer(lemma, wn_pos, {word: self.wordnet.frequency(word, wn_pos) if wn_pos else 0 for word in words}, avoid)

@@ -71,11 +71,11 @@ class FrameFiles:
             try:
                 for event, element in ET.iterparse(path, events=("start", "end")):
                     if event == "start" and element.tag == "roleset":
-                        current = found[element.get("id", "")] = Roleset({}, set())
+                        current = found[element.get("id", "")] = Roleset(set(), set())
                     elif current is None or event != "end":
                         continue
                     elif element.tag == "alias" and element.text:
-                        current.words[" ".join(element.text.replace("_", " ").split()).lower()] = element.get("pos", "")
+                        current.words.add((" ".join(element.text.replace("_", " ").split()).lower(), element.get("pos", "")))
                     elif element.tag == "lexlink" and element.get("class"):
                         current.links.add(f"{element.get('resource', '')}:{element.get('class')}")
             except ET.ParseError as exc:
@@ -85,8 +85,8 @@ class FrameFiles:
 
 @dataclass(frozen=True)
 class Roleset:
-    """A roleset's words (alias -> PropBank part of speech: v, n, j...) and what it links to
-    (``FrameNet:Taking``, ``VerbNet:get-13.5.1``)."""
+    """A roleset's words (alias, PropBank part of speech: v, n, j...; "post" is a v and an n
+    of post.01) and what it links to (``FrameNet:Taking``, ``VerbNet:get-13.5.1``)."""
 
-    words: dict[str, str]
+    words: set[tuple[str, str]]
     links: set[str]
