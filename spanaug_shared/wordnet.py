@@ -81,17 +81,39 @@ class WordNet:
         return out
 
     def alternatives(
-        self, lemma: str, pos: str | None, candidates: Mapping[str, int], avoid: Iterable[str], senses: int, words: int
+        self,
+        lemma: str,
+        pos: str | None,
+        candidates: Mapping[str, int],
+        avoid: Iterable[str],
+        senses: int,
+        words: int,
+        near_senses: int | None = None,
     ) -> list[str]:
         """Up to ``words`` of ``candidates`` (a resource's words for the trigger's label, each
         with how common it is) that can stand in for ``lemma``: its synonyms in its ``senses``
-        most frequent senses of part of speech ``pos`` first, then words one relation away
-        (``related``), each group the most common first. Left out: the lemma, words WordNet
-        does not relate to it, words not made of letters (a resource's notation such as
-        "descend_(on)"), and words holding an ``avoid`` phrase, which a constrained decoder
-        could not write ("calendar year" once "year" is avoided)."""
+        most frequent senses of part of speech ``pos`` first, then words one relation away,
+        each group the most common first. One relation away means ``related`` (from any sense,
+        in any part of speech), or with ``near_senses`` and a ``pos``, from one of the lemma's
+        ``near_senses`` most frequent senses to a sense of the word, both of part of speech
+        ``pos``: a resource whose word list spans many senses needs that narrower test. Left
+        out: the lemma, words not near it, words not made of letters (a resource's notation
+        such as "descend_(on)"), and words holding an ``avoid`` phrase, which a constrained
+        decoder could not write ("calendar year" once "year" is avoided)."""
         blocked = {tuple(phrase.lower().split()) for phrase in avoid if phrase.strip()}
         synonyms = set(self.synonyms(lemma, pos, senses)) if pos else set()
+        if near_senses is not None and pos:
+            top = {(pos, offset) for offset in self.index[pos].get("_".join(lemma.lower().split()), ())[:near_senses]}
+            around = self.neighbourhood(top)
+
+            def near(word: str) -> bool:
+                of_pos = {sense for sense in self.senses(word) if sense[0] == pos}
+                return bool(of_pos & around or top & self.neighbourhood(of_pos))
+        else:
+
+            def near(word: str) -> bool:
+                return bool(self.related(lemma, word))
+
         ranked: dict[str, tuple[int, int]] = {}
         for word, count in candidates.items():
             parts = word.split()
@@ -101,7 +123,7 @@ class WordNet:
                 continue
             if word in synonyms:
                 ranked[word] = (0, -count)
-            elif self.related(lemma, word):
+            elif near(word):
                 ranked[word] = (1, -count)
         return sorted(ranked, key=lambda word: (*ranked[word], word))[:words]
 
@@ -203,6 +225,8 @@ class WordNetLexicon:
     def wordnet(self) -> WordNet:
         return load_wordnet(self._wordnet_folder)
 
-    def offer(self, lemma: str, pos: str | None, candidates: Mapping[str, int], avoid: Iterable[str]) -> list[str]:
+    def offer(
+        self, lemma: str, pos: str | None, candidates: Mapping[str, int], avoid: Iterable[str], near_senses: int | None = None
+    ) -> list[str]:
         """``WordNet.alternatives`` with this lexicon's ``senses`` and ``words``."""
-        return self.wordnet.alternatives(lemma, pos, candidates, avoid, self.config.senses, self.config.words)
+        return self.wordnet.alternatives(lemma, pos, candidates, avoid, self.config.senses, self.config.words, near_senses)

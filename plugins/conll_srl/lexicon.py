@@ -63,21 +63,24 @@ class PropBankLexicon(WordNetLexicon):
     def alternatives(self, example: Example, span: Span, avoid: Sequence[str]) -> list[str]:
         """Up to ``words`` words, of the predicate's part of speech, of the rolesets sharing a
         link with the span's roleset, that the decoder may write: WordNet synonyms of the
-        predicate first, then words one WordNet relation away, each group the most common first."""
+        predicate first, then words one WordNet relation away from one of its ``senses`` most
+        frequent senses, each group the most common first."""
         roleset = self.rolesets.get(span.label)
         if roleset is None:
             if span.label not in self._unknown:
                 self._unknown.add(span.label)
                 log.warning("roleset %r is not in the PropBank frames %s: no words offered for it", span.label, self.files.folder)
             return []
-        lemma = span.label.rpartition(".")[0].replace("_", " ")
+        named = span.label.rpartition(".")[0].replace("_", " ")
         spoken = " ".join(span.text(example.tokens).split()).lower()
         stated = span.attrs.get("lemma")
-        # The alias the sentence uses gives the part of speech ("taking" is take.01's noun); a
-        # verb where it is one of several ("post" of post.01), or where no alias matches.
-        used = next((w for w in (stated, spoken, lemma) if isinstance(w, str) and any(w == word for word, _ in roleset.words)), None)
+        # The alias the sentence uses is the word WordNet looks up and gives the part of
+        # speech ("decision" is decide.01's noun); a verb where it is one of several ("post"
+        # of post.01). Without one, the roleset's own lemma as a verb.
+        used = next((w for w in (stated, spoken, named) if isinstance(w, str) and any(w == word for word, _ in roleset.words)), None)
         kinds = {kind for word, kind in roleset.words if word == used}
         pos = "v" if "v" in kinds or not kinds else min(kinds)
+        lemma = used or named
         wn_pos = _WORDNET_POS.get(pos)
         words = {
             word
@@ -87,4 +90,8 @@ class PropBankLexicon(WordNetLexicon):
             for word, word_pos in self.rolesets[other].words
             if word_pos == pos
         }
-        return self.offer(lemma, wn_pos, {word: self.wordnet.frequency(word, wn_pos) if wn_pos else 0 for word in words}, avoid)
+        # A VerbNet class holds many verbs and a linked word may share only a rare sense with
+        # the predicate ("put" for load, "converge" for meet): nearness counts from the
+        # predicate's `senses` most frequent senses only.
+        counts = {word: self.wordnet.frequency(word, wn_pos) if wn_pos else 0 for word in words}
+        return self.offer(lemma, wn_pos, counts, avoid, near_senses=self.config.senses)

@@ -66,3 +66,18 @@ def test_synonyms_of_a_collocation_and_semcor_frequencies(tmp_path) -> None:
     assert wordnet.synonyms("occur", "verb") == ["take place"]
     assert wordnet.frequency("occur", "verb") == 10 and wordnet.frequency("Occur", "noun") == 2
     assert wordnet.frequency("take place", "verb") == 0
+
+
+def test_alternatives_near_a_frequent_sense_only_when_asked(tmp_path) -> None:
+    load_wordnet.cache_clear()
+    # take: 1. get hold of (grab below it), 2. travel by (ride below it).
+    index = {"verb": ["take v 2 0 2 0 00000031 00000032", "grab v 1 0 1 0 00000033", "ride v 1 0 1 0 00000034"]}
+    data = {"verb": ["00000031 35 v 01 take 0 001 ~ 00000033 v 0000 | get hold of",
+                     "00000032 38 v 01 take 0 001 ~ 00000034 v 0000 | travel by",
+                     "00000033 35 v 01 grab 0 001 @ 00000031 v 0000 | take hastily",
+                     "00000034 38 v 01 ride 0 001 @ 00000032 v 0000 | be carried"]}
+    wordnet = load_wordnet(write_wordnet(tmp_path, index, data))
+    candidates = {"grab": 1, "ride": 5}
+    assert wordnet.alternatives("take", "verb", candidates, (), senses=1, words=4) == ["ride", "grab"]
+    assert wordnet.alternatives("take", "verb", candidates, (), senses=1, words=4, near_senses=1) == ["grab"]
+    assert wordnet.alternatives("take", "verb", candidates, (), senses=1, words=4, near_senses=2) == ["ride", "grab"]
