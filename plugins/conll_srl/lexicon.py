@@ -5,8 +5,11 @@ best are those that mean the same. PropBank says which rolesets evoke the same F
 or belong to the same VerbNet class (its ``lexlinks``): take.01 links to Taking and
 get-13.5.1, as do seize.01 and grab.01. Of those rolesets' words, the ones WordNet relates
 to the predicate are offered to the prompt, synonyms first, each group the most common word
-first (SemCor's counts, which WordNet ships). A word of a linked roleset that WordNet does not relate ("ride" for take.01,
-through Ride_vehicle) stays out: the link is of one sense, the word often of another.
+first (SemCor's counts, which WordNet ships). A word of a linked roleset that WordNet does
+not relate ("ride" for take.01, through Ride_vehicle) stays out: the link is of one sense,
+the word often of another. Unlike a frame's lexical units, a VerbNet class holds verbs of
+many senses, so nearness counts from the predicate's most frequent senses only (the
+``framenet`` lexicon counts it from any sense).
 """
 
 from __future__ import annotations
@@ -90,8 +93,7 @@ class PropBankLexicon(WordNetLexicon):
             for word, word_pos in self.rolesets[other].words
             if word_pos == pos
         }
-        # A VerbNet class holds many verbs and a linked word may share only a rare sense with
-        # the predicate ("put" for load, "converge" for meet): nearness counts from the
-        # predicate's `senses` most frequent senses only.
+        # A linked word may share only a rare sense with the predicate ("put" for load,
+        # "converge" for meet, in the first judged run): nearness from its frequent senses.
         counts = {word: self.wordnet.frequency(word, wn_pos) if wn_pos else 0 for word in words}
         return self.offer(lemma, wn_pos, counts, avoid, near_senses=self.config.senses)
