@@ -40,19 +40,21 @@ class PropBankLexicon(WordNetLexicon):
         frames: Path | None = Field(default=None, description="PropBank frames folder (one <lemma>.xml per predicate); required")
 
     def __init__(self, config: Config) -> None:
-        if config.frames is None:
-            raise ConfigError(
-                "the propbank lexicon needs PropBank frame files: set lexicon.frames to a PropBank frames folder "
-                "(one <lemma>.xml per predicate, as the conll-srl dataset's frames option)"
-            )
         super().__init__(config)
         self.config: PropBankLexicon.Config = config
-        self.files = FrameFiles(config.frames)
+        # A folder given is checked now; none given is an error on first use, so that the
+        # lexicon can be listed and described without frames.
+        self._files = FrameFiles(config.frames) if config.frames is not None else None
         self._unknown: set[str] = set()
 
     @cached_property
     def rolesets(self) -> dict[str, Roleset]:
-        return self.files.links()
+        if self._files is None:
+            raise ConfigError(
+                "the propbank lexicon needs PropBank frame files: set lexicon.frames to a PropBank frames folder "
+                "(one <lemma>.xml per predicate, as the conll-srl dataset's frames option)"
+            )
+        return self._files.links()
 
     @cached_property
     def _linked(self) -> dict[str, list[str]]:
@@ -72,7 +74,7 @@ class PropBankLexicon(WordNetLexicon):
         if roleset is None:
             if span.label not in self._unknown:
                 self._unknown.add(span.label)
-                log.warning("roleset %r is not in the PropBank frames %s: no words offered for it", span.label, self.files.folder)
+                log.warning("roleset %r is not in the PropBank frames %s: no words offered for it", span.label, self.config.frames)
             return []
         named = span.label.rpartition(".")[0].replace("_", " ")
         spoken = " ".join(span.text(example.tokens).split()).lower()
