@@ -112,7 +112,7 @@ def run_command(
 @click.option("--options", is_flag=True, help="show each component's options (type, default, description)")
 @click.option("--json", "as_json", is_flag=True, help="print JSON instead of a table")
 def list_command(kind: str | None, options: bool, as_json: bool) -> None:
-    """List the registered components (datasets, expanders, decoders, aligners, filters, trainers)."""
+    """List the registered components (datasets, expanders, decoders, aligners, filters, lexicons, trainers, engines)."""
     import json
 
     from rich.table import Table

@@ -217,7 +217,10 @@ class WordNetLexicon:
         wordnet: Path | None = Field(default=None, description="WordNet 3.0 dict folder (default: the one the `wordnet` extra installs)")
         words: int = Field(default=4, ge=1, description="words offered at most")
         senses: int = Field(
-            default=3, ge=1, description="a synonym shares one of the trigger's this many most frequent WordNet senses"
+            default=3,
+            ge=1,
+            description="the trigger's meaning: its this many most frequent WordNet senses, whose synonyms are offered first "
+            "(propbank: and which a near word must be near)",
         )
 
     def __init__(self, config: Config) -> None:
