@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 import xml.etree.ElementTree as ET
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
@@ -33,21 +33,27 @@ class FrameFiles:
         self.malformed = 0
         self._load = lru_cache(maxsize=None)(self._parse)
 
-    def _parse(self, lemma: str) -> dict[str, tuple[str, dict[str, str]]]:
+    def _parse(self, lemma: str) -> dict[str, Roleset]:
         path = self.folder / f"{lemma}.xml"
-        rolesets: dict[str, tuple[str, dict[str, str]]] = {}
+        rolesets: dict[str, Roleset] = {}
         if not path.is_file():
             return rolesets
-        # Start events carry the attributes we need, so rolesets before a malformed spot
-        # survive it (the release's check.xml has a mismatched tag in an example).
-        roles: dict[str, str] = {}
+        # Attributes come with the start events and an alias's text with its end, so the
+        # rolesets before a malformed spot survive it (the release's check.xml has a
+        # mismatched tag in an example).
+        current: Roleset | None = None
         try:
-            for _, element in ET.iterparse(path, events=("start",)):
-                if element.tag == "roleset":
-                    roles = {}
-                    rolesets[element.get("id", "")] = (element.get("name", ""), roles)
-                elif element.tag == "role":
-                    roles[f"ARG{element.get('n', '').upper()}"] = element.get("descr", "")
+            for event, element in ET.iterparse(path, events=("start", "end")):
+                if event == "start" and element.tag == "roleset":
+                    current = rolesets[element.get("id", "")] = Roleset(element.get("name", ""))
+                elif current is None:
+                    continue
+                elif event == "start" and element.tag == "role":
+                    current.roles[f"ARG{element.get('n', '').upper()}"] = element.get("descr", "")
+                elif event == "start" and element.tag == "lexlink" and element.get("class"):
+                    current.links.add(f"{element.get('resource', '')}:{element.get('class')}")
+                elif event == "end" and element.tag == "alias" and element.text:
+                    current.words.add((" ".join(element.text.replace("_", " ").split()).lower(), element.get("pos", "")))
         except ET.ParseError as exc:
             self.malformed += 1
             log.warning("%s: malformed frame file, rolesets after %s not read", path, exc.position)
@@ -60,33 +66,21 @@ class FrameFiles:
         for candidate in dict.fromkeys((lemma, lemma.split("_")[0], lemma.split("-")[0])):
             found = self._load(candidate).get(roleset)
             if found is not None:
-                return found
+                return found.name, found.roles
         return None
 
     def links(self) -> dict[str, Roleset]:
-        """Every roleset of the folder (by id) with its words and links."""
-        found: dict[str, Roleset] = {}
-        for path in sorted(self.folder.glob("*.xml")):
-            current: Roleset | None = None
-            try:
-                for event, element in ET.iterparse(path, events=("start", "end")):
-                    if event == "start" and element.tag == "roleset":
-                        current = found[element.get("id", "")] = Roleset(set(), set())
-                    elif current is None or event != "end":
-                        continue
-                    elif element.tag == "alias" and element.text:
-                        current.words.add((" ".join(element.text.replace("_", " ").split()).lower(), element.get("pos", "")))
-                    elif element.tag == "lexlink" and element.get("class"):
-                        current.links.add(f"{element.get('resource', '')}:{element.get('class')}")
-            except ET.ParseError as exc:
-                log.warning("%s: malformed frame file, rolesets after %s not read", path, exc.position)
-        return found
+        """Every roleset of the folder, by id (each file read once, as ``lookup`` reads it)."""
+        return {roleset_id: roleset for path in sorted(self.folder.glob("*.xml")) for roleset_id, roleset in self._load(path.stem).items()}
 
 
-@dataclass(frozen=True)
+@dataclass
 class Roleset:
-    """A roleset's words (alias, PropBank part of speech: v, n, j...; "post" is a v and an n
-    of post.01) and what it links to (``FrameNet:Taking``, ``VerbNet:get-13.5.1``)."""
+    """A roleset as its frame file describes it: its name, its roles (``ARG0`` -> description),
+    its words (alias, PropBank part of speech: v, n, j...; "post" is a v and an n of post.01)
+    and what it links to (``FrameNet:Taking``, ``VerbNet:get-13.5.1``)."""
 
-    words: set[tuple[str, str]]
-    links: set[str]
+    name: str
+    roles: dict[str, str] = field(default_factory=dict)
+    words: set[tuple[str, str]] = field(default_factory=set)
+    links: set[str] = field(default_factory=set)
