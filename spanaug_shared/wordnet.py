@@ -107,17 +107,14 @@ class WordNet:
         decoder could not write ("calendar year" once "year" is avoided)."""
         blocked = {tuple(phrase.lower().split()) for phrase in avoid if phrase.strip()}
         synonyms = set(self.synonyms(lemma, pos, senses)) if pos else set()
-        if near_senses is not None and pos:
-            top = {(pos, offset) for offset in self.index[pos].get(_filed(lemma), ())[:near_senses]}
-            around = self.neighbourhood(top)
-
-            def near(word: str) -> bool:
-                of_pos = {sense for sense in self.senses(word) if sense[0] == pos}
-                return bool(of_pos & around or top & self.neighbourhood(of_pos))
+        # The lemma's side of ``related``, read once for all candidates: its senses (narrowed:
+        # its most frequent ones of ``pos``) and what lies one relation from them.
+        narrowed = pos if near_senses is not None and pos else None
+        if narrowed:
+            mine = {(narrowed, offset) for offset in self.index[narrowed].get(_filed(lemma), ())[:near_senses]}
         else:
-
-            def near(word: str) -> bool:
-                return bool(self.related(lemma, word))
+            mine = self.senses(lemma)
+        around = self.neighbourhood(mine)
 
         ranked: dict[str, tuple[int, int]] = {}
         for word, count in candidates.items():
@@ -128,8 +125,10 @@ class WordNet:
                 continue
             if word in synonyms:
                 ranked[word] = (0, -count)
-            elif near(word):
-                ranked[word] = (1, -count)
+            else:
+                theirs = {sense for sense in self.senses(word) if narrowed in (None, sense[0])}
+                if theirs & around or mine & self.neighbourhood(theirs):
+                    ranked[word] = (1, -count)
         return sorted(ranked, key=lambda word: (*ranked[word], word))[:words]
 
     def has(self, lemma: str) -> bool:
