@@ -99,7 +99,7 @@ def run_command(
     counts = summary.counts
     stopped = ", ".join(f"{k} {v}" for k, v in sorted(counts.get("stopped", {}).items())) or "none"
     runners_up = f" ({counts['filtered_choices']} of them a runner-up the filters accepted)" if counts.get("filtered_choices") else ""
-    skipped = f" ({counts['skipped_spans']} more left alone by skip_labels)" if counts.get("skipped_spans") else ""
+    skipped = f" ({counts['skipped_spans']} more left alone by skip_labels or skip_pos)" if counts.get("skipped_spans") else ""
     out_console.print(
         f"[bold green]done[/]: {counts['examples']} examples, {counts['jobs']} spans{skipped} -> "
         f"{counts['accepted']} accepted{runners_up}, {counts['rejected']} rejected; stopped early: {stopped}; "

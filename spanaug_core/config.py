@@ -55,6 +55,12 @@ class PipelineSettings(BaseModel):
         description="labels (shell patterns) of spans left alone though their role is rewritten; a dataset may suggest "
         "some (conll-srl: PropBank copulas and auxiliaries, whose paraphrases rarely keep the meaning; docs/quality.md)",
     )
+    skip_pos: list[str] = Field(
+        default=[],
+        description="parts of speech of spans left alone though their role is rewritten, as a reader gives them in a "
+        "span's attrs[\"pos\"] (conll-srl: each CoNLL-U Plus predicate's UPOS; it suggests NOUN and AUX: nominal "
+        "predicates' paraphrases rarely keep the label, auxiliaries carry tense, not a meaning; docs/quality.md)",
+    )
     keep_roles: list[str] = Field(default=["argument", "entity"], description="span roles carried into the paraphrase")
     avoid_words: bool = Field(
         default=True,

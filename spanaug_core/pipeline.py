@@ -690,7 +690,7 @@ class Pipeline:
         return not run.pending and not self._active(run)
 
     def _jobs_for(self, example: Example) -> tuple[list[_Job], int]:
-        """The example's jobs, and how many of its spans ``skip_labels`` left alone."""
+        """The example's jobs, and how many of its spans ``skip_labels`` or ``skip_pos`` left alone."""
         s = self.settings
         keepable = [(i, sp) for i, sp in enumerate(example.spans) if sp.role in s.keep_roles] if s.keep != "drop" else []
         jobs = []
@@ -698,7 +698,7 @@ class Pipeline:
         skipped = 0
         for t in rewritten:
             target = example.spans[t]
-            if any(fnmatch.fnmatchcase(target.label, pattern) for pattern in s.skip_labels):
+            if target.attrs.get("pos") in s.skip_pos or any(fnmatch.fnmatchcase(target.label, pattern) for pattern in s.skip_labels):
                 skipped += 1
                 continue
             tspan = (target.start, target.end)

@@ -7,8 +7,10 @@ labelled ``V``, so the writer marks it again); ``expand`` turns a head into a sp
 head alone, or the contiguous run of its dependency subtree around it that does not
 reach into the predicate's own subtree (so "the man who left" gives ARG0 "the man" for
 "left", not the whole relative clause). The head stays in ``attrs["head_offset"]`` so the
-writer marks the same word again. The first ten columns of every line (multiword-token
-and empty-node lines whole) are kept in meta, which makes writing back exact.
+writer marks the same word again. A predicate span carries its word's lemma and UPOS
+(``attrs["lemma"]``, ``attrs["pos"]``, which the pipeline's ``skip_pos`` reads). The first
+ten columns of every line (multiword-token and empty-node lines whole) are kept in meta,
+which makes writing back exact.
 """
 
 from __future__ import annotations
@@ -64,6 +66,7 @@ def read_sentence(block: Block, expand: Literal["head", "subtree"], ident: str) 
     word_lines = []
     heads: list[str] = []
     lemmas: list[str] = []
+    upos: list[str] = []
     ids: list[str] = []
     width: int | None = None
     for line in rows:
@@ -91,6 +94,7 @@ def read_sentence(block: Block, expand: Literal["head", "subtree"], ident: str) 
         tokens.append(cells[1])
         heads.append(cells[6])
         lemmas.append(cells[2])
+        upos.append(cells[3])
         senses.append(cells[UD_COLUMNS])
         arg_cells.append(cells[UD_COLUMNS + 1 :])
         word_lines.append(line)
@@ -107,7 +111,10 @@ def read_sentence(block: Block, expand: Literal["head", "subtree"], ident: str) 
         raise block.error(f"expected one argument column per predicate ({len(predicates)} senses), got {columns} columns")
     propositions = []
     for column, predicate in enumerate(predicates):
-        prop = Proposition(predicate, predicate + 1, senses[predicate], {"lemma": lemmas[predicate]})
+        attrs: dict[str, Any] = {"lemma": lemmas[predicate]}
+        if upos[predicate] != EMPTY:
+            attrs["pos"] = upos[predicate]  # for skip_pos (nominal predicates)
+        prop = Proposition(predicate, predicate + 1, senses[predicate], attrs)
         for row, cells in enumerate(arg_cells):
             label = cells[column]
             if row == predicate and label != "V":

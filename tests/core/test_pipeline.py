@@ -177,6 +177,18 @@ def test_skip_labels_leaves_matching_targets_alone_and_does_not_paraphrase_their
     assert [r.source_id for r in make(iterations=1).run([copula])] == ["b"]  # by default it is rewritten
 
 
+def test_skip_pos_leaves_targets_of_those_parts_of_speech_alone() -> None:
+    def predicate(pos: str | None) -> Example:
+        attrs = {"pos": pos} if pos else {}
+        return corroborate(0).model_copy(update={"id": f"p-{pos}", "spans": (Span(start=3, end=4, label="corroborate.01", attrs=attrs),)})
+
+    examples = [predicate("NOUN"), predicate("VERB"), predicate(None)]
+    pipe = make(iterations=1, skip_pos=["NOUN"])
+    assert [r.source_id for r in pipe.run(examples)] == ["p-VERB", "p-None"]  # a span without pos is rewritten
+    assert pipe.stats.as_dict()["skipped_spans"] == 1
+    assert len(list(make(iterations=1).run(examples))) == 3  # by default every part of speech is rewritten
+
+
 def test_examples_are_decoded_in_batches_across_examples() -> None:
     pipe = make(iterations=2, batch_size=4)
     examples = [corroborate(i) for i in range(10)]

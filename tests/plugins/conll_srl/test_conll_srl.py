@@ -12,8 +12,8 @@ from spanaug_core.errors import DataError
 from spanaug_core.types import Example, Span
 
 
-def row(i: int, form: str, lemma: str, head: int, rel: str, sense: str, *args: str, misc: str = "_") -> str:
-    return "\t".join([str(i), form, lemma, "X", "X", "_", str(head), rel, f"{head}:{rel}", misc, sense, *args])
+def row(i: int, form: str, lemma: str, head: int, rel: str, sense: str, *args: str, misc: str = "_", upos: str = "X") -> str:
+    return "\t".join([str(i), form, lemma, upos, "X", "_", str(head), rel, f"{head}:{rel}", misc, sense, *args])
 
 
 # "The man who left bought bread ." — "man" heads ARG0 of both predicates; the relative
@@ -25,8 +25,8 @@ CONLLU = "\n".join(
         row(1, "The", "the", 2, "det", "_", "_", "_"),
         row(2, "man", "man", 5, "nsubj", "_", "ARG0", "ARG0"),
         row(3, "who", "who", 4, "nsubj", "_", "R-ARG0", "_"),
-        row(4, "left", "leave", 2, "acl:relcl", "leave.11", "V", "_"),
-        row(5, "bought", "buy", 0, "root", "buy.01", "_", "V"),
+        row(4, "left", "leave", 2, "acl:relcl", "leave.11", "V", "_", upos="VERB"),
+        row(5, "bought", "buy", 0, "root", "buy.01", "_", "V", upos="_"),
         row(6, "bread", "bread", 5, "obj", "_", "_", "ARG1", misc="SpaceAfter=No"),
         row(7, ".", ".", 5, "punct", "_", "_", "_"),
         "",
@@ -81,6 +81,19 @@ def test_conllu_plus_subtree_stops_at_the_predicate_and_round_trips(tmp_path: Pa
     assert spans_of(first, "0") == [("target", "leave.11", "left"), ("argument", "ARG0", "The man"), ("argument", "R-ARG0", "who")]
     assert spans_of(first, "1") == [("target", "buy.01", "bought"), ("argument", "ARG0", "The man who left"), ("argument", "ARG1", "bread")]
     assert examples[1].tokens == ("Hi",) and examples[1].spans == ()
+    # A predicate keeps its lemma and UPOS (skip_pos reads it); "_" gives none.
+    targets = [s.attrs for s in first.spans if s.role == "target"]
+    assert targets == [{"lemma": "leave", "pos": "VERB"}, {"lemma": "buy"}]
+
+
+def test_the_dataset_suggests_leaving_copulas_and_nominal_predicates_alone(tmp_path: Path) -> None:
+    from spanaug_core.config import RunConfig
+    from spanaug_core.run import with_suggested_settings
+
+    config, applied = with_suggested_settings(RunConfig(dataset={"name": "conll-srl"}))
+    assert applied == {"skip_labels": ["be", "be.*", "do.01"], "skip_pos": ["NOUN", "AUX"]} and config.skip_pos == ["NOUN", "AUX"]
+    mine, applied = with_suggested_settings(RunConfig(dataset={"name": "conll-srl"}, skip_pos=[]))
+    assert mine.skip_pos == [] and "skip_pos" not in applied
 
 
 def test_conllu_plus_head_mode_keeps_head_words(tmp_path: Path) -> None:
