@@ -6,7 +6,8 @@ the span into the top-M candidates; let the scoring filters score them (adequacy
 keep the candidate whose scores, weighted by ``rerank``, sum highest (the paper keeps the
 one the aligner likes best: ``rerank={"alignment": 1}``) among those the filters accept
 (``filter_candidates``; the paper filters only the kept one); emit it as an ``Augmented``
-record; add the aligned phrase's expansions to the avoid set. A job
+record; add the aligned phrase's expansions to the avoid set. A span found on function
+words alone, for a source span with a content word, counts as not found. A job
 stops early when nothing aligns, when the decoder finds nothing, or when the avoid set
 stops growing, and the reason is reported.
 
@@ -391,6 +392,25 @@ def rerank_key(scores: dict[str, float], weights: dict[str, float]) -> float:
     return sum(weight * scores[name] for name, weight in weights.items())
 
 
+def found_target(attempt: _Attempt, rank: int) -> Alignment | None:
+    """Where the aligner found a span job's target in candidate ``rank``, or None: not found,
+    or found on function words alone where the source span holds a content word.
+
+    The latter is the aligner settling on the closed-class part of a rewording ("signed"
+    found as the "into" of "entered into", "lacking" as "of" in "short of"): of 18 judged
+    such records, 2 were acceptable (docs/quality.md).
+    """
+    found = attempt.target[rank]
+    if found is None or found.span is None:
+        return None
+    (start, end), (old_start, old_end) = found.span, attempt.job.span or (0, 0)
+    if not any(map(is_content_word, attempt.nbest[rank].tokens[start:end])) and any(
+        map(is_content_word, attempt.job.tokens[old_start:old_end])
+    ):
+        return None
+    return found
+
+
 def keepable(
     attempt: _Attempt, rank: int, keep: str, copies: bool
 ) -> tuple[tuple[int, int] | None, float, list[tuple[int, Span]]] | None:
@@ -407,8 +427,8 @@ def keepable(
             return None
         span, score = None, 1.0
     else:
-        found = attempt.target[rank]
-        if found is None or found.span is None:
+        found = found_target(attempt, rank)
+        if found is None:
             return None
         span, score = found.span, found.score
     located = locate_kept(attempt, rank, span, keep, copies)
@@ -440,7 +460,7 @@ def ranked_choices(attempt: _Attempt, keep: str, weights: dict[str, float], copi
         return [choice for _, choice in sorted(keyed, key=lambda pair: -pair[0])], ""
     if job.span is None:
         return [], "no-new-candidates"
-    aligned_any = any(found is not None and found.span is not None for found in attempt.target[: len(attempt.nbest)])
+    aligned_any = any(found_target(attempt, rank) is not None for rank in range(len(attempt.nbest)))
     return [], "kept-spans-lost" if aligned_any else "no-alignment"
 
 

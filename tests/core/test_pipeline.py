@@ -463,6 +463,42 @@ def test_keep_align_leaves_a_span_copied_twice_lost() -> None:
     assert list(pipe.run([corroborate()])) == [] and pipe.stats.stopped == {"kept-spans-lost": 1}
 
 
+class _AllListedDecoder(_ListedDecoder):
+    """Every paraphrase of its list that keeps the constraints, in order."""
+
+    TEXTS = ("The panel went into it.", "The panel will confirm it.")
+
+    def decode(self, requests, nbest):
+        from spanaug_core.text import contains_phrase, tokenize
+        from spanaug_core.types import Candidate
+
+        return [
+            [
+                Candidate(text=t, tokens=tuple(tokenize(t)), score=-1.0)
+                for t in self.TEXTS
+                if not any(contains_phrase(t, p, case_sensitive=False) for p in request.constraints.avoid)
+            ]
+            for request in requests
+        ]
+
+
+def test_a_content_word_target_found_on_function_words_alone_is_not_found() -> None:
+    # The aligner places "corroborate" on "into" of "went into it": the round keeps the next candidate.
+    same_place = _SamePlaceAligner(_SamePlaceAligner.Config())
+    pipe = make(1, decoder=_AllListedDecoder(_AllListedDecoder.Config()), aligner=same_place, keep="drop")
+    assert [r.text for r in pipe.run([corroborate()])] == ["The panel will confirm it."]
+    # With no other candidate the job stops for want of an alignment.
+    only = _AllListedDecoder(_AllListedDecoder.Config())
+    only.TEXTS = ("The panel went into it.",)
+    pipe = make(1, decoder=only, aligner=same_place, keep="drop")
+    assert list(pipe.run([corroborate()])) == [] and pipe.stats.stopped == {"no-alignment": 1}
+    # A function-word target ("will") may become a function word.
+    modal = Example(id="m", tokens=corroborate().tokens, spans=(Span(start=3, end=4, label="Future"),))
+    modal = modal.model_copy(update={"tokens": ("The", "panel", "will", "will", "it", ".")})
+    (record,) = make(1, decoder=only, aligner=same_place, keep="drop").run([modal])
+    assert record.tokens[3] == "into"
+
+
 class _Lexicon:
     """Offers the synonyms of a target's ``lu`` lemma that are not avoided, and records each call."""
 
