@@ -29,6 +29,8 @@ from spanaug_shared.wordnet import WordNetLexicon
 
 log = logging.getLogger(__name__)
 _WORDNET_POS = {"v": "verb", "n": "noun", "j": "adj", "r": "adv"}
+# A predicate's UPOS (attrs["pos"], from CoNLL-U Plus) as PropBank's alias part of speech.
+_PROPBANK_POS = {"VERB": "v", "AUX": "v", "NOUN": "n", "PROPN": "n", "ADJ": "j", "ADV": "r"}
 
 
 class PropBankLexicon(WordNetLexicon):
@@ -80,11 +82,13 @@ class PropBankLexicon(WordNetLexicon):
         spoken = " ".join(span.text(example.tokens).split()).lower()
         stated = span.attrs.get("lemma")
         # The alias the sentence uses is the word WordNet looks up and gives the part of
-        # speech ("decision" is decide.01's noun); a verb where it is one of several ("post"
-        # of post.01). Without one, the roleset's own lemma as a verb.
+        # speech ("decision" is decide.01's noun). Where it is one of several ("post" of
+        # post.01), the word's UPOS decides when the reader gave it, else the verb. Without
+        # an alias, the roleset's own lemma as a verb.
         used = next((w for w in (stated, spoken, named) if isinstance(w, str) and any(w == word for word, _ in roleset.words)), None)
         kinds = {kind for word, kind in roleset.words if word == used}
-        pos = "v" if "v" in kinds or not kinds else min(kinds)
+        tagged = _PROPBANK_POS.get(str(span.attrs.get("pos")))
+        pos = tagged if tagged in kinds else "v" if "v" in kinds or not kinds else min(kinds)
         lemma = used or named
         wn_pos = _WORDNET_POS.get(pos)
         words = {

@@ -73,12 +73,17 @@ def test_the_alias_the_sentence_uses_sets_the_part_of_speech(lexicon) -> None:
     assert lexicon().alternatives(example, span, ())[:1] == ["purchase"]
 
 
-def test_a_word_that_is_a_verb_and_a_noun_of_its_roleset_is_taken_as_a_verb(lexicon, tmp_path: Path) -> None:
+def test_a_word_that_is_a_verb_and_a_noun_of_its_roleset_takes_its_tagged_part_of_speech_else_the_verb(lexicon, tmp_path: Path) -> None:
     # buy.01 of these frames also lists "buy" as a noun ("a good buy"); the verbs are still offered.
     path = tmp_path / "frames" / "buy.xml"
     path.write_text(path.read_text().replace('<alias pos="n">buying</alias>', '<alias pos="n">buying</alias><alias pos="n">buy</alias>'))
     example, span = bought()
     assert lexicon().alternatives(example, span, ("buy", "bought"))[:1] == ["purchase"]
+    # Unless the reader tagged it a noun ("a good buy"): the verbs are not offered for it.
+    noun = span.model_copy(update={"attrs": {**span.attrs, "pos": "NOUN"}})
+    assert lexicon().alternatives(example, noun, ("buy", "bought")) == []
+    verb = span.model_copy(update={"attrs": {**span.attrs, "pos": "VERB"}})
+    assert lexicon().alternatives(example, verb, ("buy", "bought"))[:1] == ["purchase"]
 
 
 def test_a_roleset_the_frames_lack_gets_nothing_and_one_warning(lexicon, caplog) -> None:
