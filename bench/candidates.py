@@ -37,12 +37,12 @@ def dump(input_path: Path, out: Path, run_args: list[str]) -> None:
     rows: list[dict[str, Any]] = []
     original = pipeline.ranked_choices
 
-    def recording(attempt: Any, keep: str, weights: dict[str, float], copies: bool) -> Any:
+    def recording(attempt: Any, settings: Any) -> Any:
         job = attempt.job
         for rank, cand in enumerate(attempt.nbest):
             found = attempt.target[rank] if job.span is not None else None
             span = found.span if found is not None else None
-            viable = pipeline.keepable(attempt, rank, keep, copies)
+            viable = pipeline.keepable(attempt, rank, settings)
             scored = attempt.scored[rank] if attempt.scored else {}
             scores = pipeline.candidate_scores(cand, found.score if found is not None else 1.0, rank, scored)
             source = attempt.run.example
@@ -60,7 +60,7 @@ def dump(input_path: Path, out: Path, run_args: list[str]) -> None:
                 "kept": [[sp.text(job.tokens), moved.text(cand.tokens)] for (_, sp), (_, moved) in zip(job.kept, viable[2])] if viable else [],
                 "scores": scores,
             })
-        return original(attempt, keep, weights, copies)
+        return original(attempt, settings)
 
     pipeline.ranked_choices = recording
     with tempfile.TemporaryDirectory() as folder:

@@ -94,6 +94,12 @@ class PipelineSettings(BaseModel):
         description="keep = align: a kept span the paraphrase copies word for word, once, is kept where the copy is, "
         "and the aligner places the others (a copy needs no aligner; one that occurs twice could be either)",
     )
+    content_targets: bool = Field(
+        default=True,
+        description="a rewritten span with a content word counts as found only on a span with one: the aligner settling on "
+        "the function word of a rewording (\"signed\" as the \"into\" of \"entered into\") is no alignment "
+        "(false: any span it finds; docs/quality.md)",
+    )
     batch_size: int = Field(
         default=16,
         ge=1,
@@ -107,7 +113,7 @@ COMPONENTS = ("dataset", "expander", "decoder", "aligner")
 
 # Settings added after runs could already be resumed, with the value that reproduces what a
 # run started before them did (a resumed run must go on as it began).
-BEFORE_ADDED: dict[str, Any] = {"avoid_words": False, "rerank": {"alignment": 1.0}, "min_words": 0, "keep_copies": False, "filter_candidates": False}
+BEFORE_ADDED: dict[str, Any] = {"avoid_words": False, "rerank": {"alignment": 1.0}, "min_words": 0, "keep_copies": False, "filter_candidates": False, "content_targets": False}
 
 
 class RunConfig(PipelineSettings):

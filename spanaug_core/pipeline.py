@@ -7,7 +7,7 @@ keep the candidate whose scores, weighted by ``rerank``, sum highest (the paper 
 one the aligner likes best: ``rerank={"alignment": 1}``) among those the filters accept
 (``filter_candidates``; the paper filters only the kept one); emit it as an ``Augmented``
 record; add the aligned phrase's expansions to the avoid set. A span found on function
-words alone, for a source span with a content word, counts as not found. A job
+words alone, for a source span with a content word, counts as not found (``content_targets``). A job
 stops early when nothing aligns, when the decoder finds nothing, or when the avoid set
 stops growing, and the reason is reported.
 
@@ -392,9 +392,9 @@ def rerank_key(scores: dict[str, float], weights: dict[str, float]) -> float:
     return sum(weight * scores[name] for name, weight in weights.items())
 
 
-def found_target(attempt: _Attempt, rank: int) -> Alignment | None:
+def found_target(attempt: _Attempt, rank: int, content: bool) -> Alignment | None:
     """Where the aligner found a span job's target in candidate ``rank``, or None: not found,
-    or found on function words alone where the source span holds a content word.
+    or (``content``) found on function words alone where the source span holds a content word.
 
     The latter is the aligner settling on the closed-class part of a rewording ("signed"
     found as the "into" of "entered into", "lacking" as "of" in "short of"): of 18 judged
@@ -404,16 +404,14 @@ def found_target(attempt: _Attempt, rank: int) -> Alignment | None:
     if found is None or found.span is None:
         return None
     (start, end), (old_start, old_end) = found.span, attempt.job.span or (0, 0)
-    if not any(map(is_content_word, attempt.nbest[rank].tokens[start:end])) and any(
+    if content and not any(map(is_content_word, attempt.nbest[rank].tokens[start:end])) and any(
         map(is_content_word, attempt.job.tokens[old_start:old_end])
     ):
         return None
     return found
 
 
-def keepable(
-    attempt: _Attempt, rank: int, keep: str, copies: bool
-) -> tuple[tuple[int, int] | None, float, list[tuple[int, Span]]] | None:
+def keepable(attempt: _Attempt, rank: int, settings: PipelineSettings) -> tuple[tuple[int, int] | None, float, list[tuple[int, Span]]] | None:
     """Whether a round may keep candidate ``rank``: its target span, that span's score and where
     its kept spans are; None when it may not.
 
@@ -427,40 +425,40 @@ def keepable(
             return None
         span, score = None, 1.0
     else:
-        found = found_target(attempt, rank)
+        found = found_target(attempt, rank, settings.content_targets)
         if found is None:
             return None
         span, score = found.span, found.score
-    located = locate_kept(attempt, rank, span, keep, copies)
+    located = locate_kept(attempt, rank, span, settings.keep, settings.keep_copies)
     if located is None:
         return None
     kept, kept_score = located
     return span, kept_score if job.span is None else score, kept
 
 
-def ranked_choices(attempt: _Attempt, keep: str, weights: dict[str, float], copies: bool) -> tuple[list[_Choice], str]:
+def ranked_choices(attempt: _Attempt, settings: PipelineSettings) -> tuple[list[_Choice], str]:
     """The candidates an attempt may keep, best first, or none and the reason its job stops (a pure function).
 
-    The :func:`keepable` candidates, by their scores weighted by ``weights`` (highest
-    first), ties going to the decoder's order.
+    The :func:`keepable` candidates, by their scores weighted by ``settings.rerank``
+    (highest first), ties going to the decoder's order.
     """
     job = attempt.job
     if not attempt.nbest:
         return [], "no-candidates"
     keyed: list[tuple[float, _Choice]] = []
     for rank, cand in enumerate(attempt.nbest):
-        viable = keepable(attempt, rank, keep, copies)
+        viable = keepable(attempt, rank, settings)
         if viable is None:
             continue
         span, score, kept = viable
         scores = candidate_scores(cand, score, rank, attempt.scored[rank] if attempt.scored else {})
-        keyed.append((rerank_key(scores, weights), _Choice(cand, rank, span, kept, scores)))
+        keyed.append((rerank_key(scores, settings.rerank), _Choice(cand, rank, span, kept, scores)))
     if keyed:
         # A stable sort on the key alone: equal keys stay in the decoder's order.
         return [choice for _, choice in sorted(keyed, key=lambda pair: -pair[0])], ""
     if job.span is None:
         return [], "no-new-candidates"
-    aligned_any = any(found_target(attempt, rank) is not None for rank in range(len(attempt.nbest)))
+    aligned_any = any(found_target(attempt, rank, settings.content_targets) is not None for rank in range(len(attempt.nbest)))
     return [], "kept-spans-lost" if aligned_any else "no-alignment"
 
 
@@ -860,7 +858,7 @@ class Pipeline:
     def _advance(self, attempt: _Attempt) -> list[Augmented | Rejection]:
         """The outcomes of one attempt; updates the job (avoid set, stop, chained sentence)."""
         job, example = attempt.job, attempt.run.example
-        choices, why = ranked_choices(attempt, self.settings.keep, self.settings.rerank, self.settings.keep_copies)
+        choices, why = ranked_choices(attempt, self.settings)
         if not choices:
             job.stopped = why
             self.stats.stopped[why] += 1
