@@ -392,23 +392,30 @@ def rerank_key(scores: dict[str, float], weights: dict[str, float]) -> float:
     return sum(weight * scores[name] for name, weight in weights.items())
 
 
+# Universal POS tags of open word classes: a span the reader tags so holds a content word
+# even when its word is on the function-word list (possessive "has", have.03).
+_OPEN_CLASS = frozenset({"NOUN", "PROPN", "VERB", "ADJ", "ADV"})
+
+
 def found_target(attempt: _Attempt, rank: int, content: bool) -> Alignment | None:
     """Where the aligner found a span job's target in candidate ``rank``, or None: not found,
-    or (``content``) found on function words alone where the source span holds a content word.
+    or (``content``) found on function words alone where the source span holds a content
+    word (by the function-word list, or by its ``attrs["pos"]``).
 
     The latter is the aligner settling on the closed-class part of a rewording ("signed"
-    found as the "into" of "entered into", "lacking" as "of" in "short of"): of 18 judged
-    such records, 2 were acceptable (docs/quality.md).
+    found as the "into" of "entered into", "lacking" as "of" in "short of", "having" as
+    "with"): of 21 judged such records, 2 were acceptable (docs/quality.md).
     """
     found = attempt.target[rank]
     if found is None or found.span is None:
         return None
-    (start, end), (old_start, old_end) = found.span, attempt.job.span or (0, 0)
-    if content and not any(map(is_content_word, attempt.nbest[rank].tokens[start:end])) and any(
-        map(is_content_word, attempt.job.tokens[old_start:old_end])
-    ):
-        return None
-    return found
+    job = attempt.job
+    (start, end), (old_start, old_end) = found.span, job.span or (0, 0)
+    if not content or any(map(is_content_word, attempt.nbest[rank].tokens[start:end])):
+        return found
+    source = attempt.run.example.spans[job.target] if job.target is not None else None
+    tagged_open = source is not None and source.attrs.get("pos") in _OPEN_CLASS
+    return None if tagged_open or any(map(is_content_word, job.tokens[old_start:old_end])) else found
 
 
 def keepable(attempt: _Attempt, rank: int, settings: PipelineSettings) -> tuple[tuple[int, int] | None, float, list[tuple[int, Span]]] | None:

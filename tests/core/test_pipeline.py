@@ -497,6 +497,9 @@ def test_a_content_word_target_found_on_function_words_alone_is_not_found() -> N
     modal = modal.model_copy(update={"tokens": ("The", "panel", "will", "will", "it", ".")})
     (record,) = make(1, decoder=only, aligner=same_place, keep="drop").run([modal])
     assert record.tokens[3] == "into"
+    # "will" tagged a verb by its reader is a content word, though on the function-word list.
+    verb = modal.model_copy(update={"spans": (Span(start=3, end=4, label="Future", attrs={"pos": "VERB"}),)})
+    assert list(make(1, decoder=only, aligner=same_place, keep="drop").run([verb])) == []
     # content_targets=false takes any span the aligner finds, as before the setting.
     (record,) = make(1, decoder=only, aligner=same_place, keep="drop", content_targets=False).run([corroborate()])
     assert record.tokens[3] == "into"
