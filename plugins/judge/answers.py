@@ -91,6 +91,23 @@ def system_records(results: Iterable[ItemResult]) -> list[RecordResult]:
     return [RecordResult(tuple(items)) for items in grouped.values()]
 
 
+def breakdown(results: Iterable[ItemResult], key: str) -> dict[str, tuple[int, int]]:
+    """``value -> (judged, accepted)`` over the judged system items, by ``key``: ``label``,
+    ``iteration``, ``kept``, or a key of the judged span's attrs (``pos``, ``lu``...); an
+    item without it counts under ``-``. Items, not records: a whole-sentence paraphrase's
+    entities count one by one, each under its own label."""
+    found: dict[str, tuple[int, int]] = {}
+    for r in results:
+        if r.item.kind != "system":
+            continue
+        own = {"label": r.item.label, "iteration": r.item.iteration, "kept": r.item.kept}
+        value = own[key] if key in own else r.item.attrs.get(key)
+        name = "-" if value is None else str(value)
+        judged, accepted = found.get(name, (0, 0))
+        found[name] = (judged + 1, accepted + r.accepted)
+    return dict(sorted(found.items(), key=lambda pair: (-pair[1][0], pair[0])))
+
+
 @dataclass(frozen=True)
 class Agreement:
     """Fleiss' kappa of accept decisions over ``items`` items with ``raters`` judgments each."""

@@ -136,13 +136,16 @@ def export_command(
 @click.argument("answers", nargs=-1, required=True, type=EXISTING)
 @click.option("--tasks", "tasks_dir", required=True, type=click.Path(exists=True, file_okay=False, path_type=Path), help="the folder `spanaug judge export` wrote")
 @click.option("--output", required=True, type=click.Path(dir_okay=False, path_type=Path), help="judgments JSONL to write (what `spanaug train filter` reads)")
+@click.option("--by", "by", multiple=True, metavar="KEY",
+              help="also show acceptance of the system items by KEY: label, iteration, kept, or a key of the judged "
+                   "span's attrs (pos, lu...; a rewritten span keeps its source's); repeatable")
 @overwrite_option
-def import_command(answers: tuple[Path, ...], tasks_dir: Path, output: Path, overwrite: bool) -> None:
+def import_command(answers: tuple[Path, ...], tasks_dir: Path, output: Path, by: tuple[str, ...], overwrite: bool) -> None:
     """Aggregate answer files (.jsonl from the page, or .csv annotator,item,score) into judgments."""
     from rich.table import Table
 
     from spanaug_judge.answers import (
-        agreement, aggregate, filter_quality, read_answers, summarize, system_records, write_judgments
+        agreement, aggregate, breakdown, filter_quality, read_answers, summarize, system_records, write_judgments
     )
     from spanaug_judge.tasks import read_export
 
@@ -181,6 +184,17 @@ def import_command(answers: tuple[Path, ...], tasks_dir: Path, output: Path, ove
             kappa = "n/a (every judgment in one category)" if math.isnan(found.kappa) else f"{found.kappa:.4f}"
             out_console.print(f"Fleiss' kappa ({name}, accept = score >= 50): {kappa} over {found.items} items with "
                               f"{found.raters} judgments each; unanimous on {found.unanimous * 100:.1f}%")
+    for key in by:
+        groups = breakdown(results, key)
+        if set(groups) == {"-"}:
+            _warn(f"--by {key}: no judged system item has it (keys: label, iteration, kept, or one of the spans' attrs)")
+            continue
+        table = Table(title=f"system items by {key}")
+        for col, justify in ((key, "left"), ("judged", "right"), ("accepted", "right")):
+            table.add_column(col, justify=justify)
+        for value, (judged, accepted) in groups.items():
+            table.add_row(value, str(judged), f"{accepted} ({accepted / judged * 100:.1f}%)")
+        out_console.print(table)
     short = sum(len(r.judgments) < tasks.judgments_per_item for r in results)
     unjudged = sum(len(t.items) for t in tasks.tasks) - len(results)
     if short or unjudged:

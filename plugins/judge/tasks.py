@@ -26,7 +26,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, get_args
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -60,6 +60,9 @@ class Item(_Frozen):
     # System items: whether the run's filters kept the record (False: rejected.jsonl); None
     # for controls and for exports made before this was recorded.
     kept: bool | None = None
+    # System items: the judged span's attrs (a rewritten span keeps its source's: pos, lu,
+    # lemma), so that `judge import --by` can tell which kinds of spans fail. Never shown.
+    attrs: dict[str, Any] = {}
 
     def highlighted(self) -> tuple[str, str, str]:
         """The sentence as text before, inside and after the highlighted span."""
@@ -200,7 +203,7 @@ def build_tasks(
                 stats.missing[kind] += all(k != kind for k, _ in drawn)
         items = [
             dict(kind="system", source=record.id, tokens=record.tokens, span=(span.start, span.end), label=span.label,
-                 iteration=record.iteration, scores=record.scores, kept=kept),
+                 iteration=record.iteration, scores=record.scores, kept=kept, attrs=dict(span.attrs)),
             *(dict(kind=kind, source=g.example_id, tokens=g.tokens, span=(g.span.start, g.span.end), label=g.span.label)
               for kind, g in drawn),
         ]

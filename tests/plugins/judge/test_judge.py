@@ -16,7 +16,7 @@ from spanaug_core.errors import DataError
 from spanaug_core.text import detokenize
 from spanaug_core.types import Augmented, Constraints, Example, Span
 from spanaug_judge.agreement import fleiss_kappa
-from spanaug_judge.answers import aggregate, read_answers, write_judgments
+from spanaug_judge.answers import aggregate, breakdown, read_answers, write_judgments
 from spanaug_judge.tasks import TaskSet, build_tasks, highlight, read_export
 
 
@@ -157,7 +157,8 @@ def test_export_fill_import_train_round_trip(spanaug, run_dir, tmp_path, capsys)
     assert [r["task"] for r in rows] == ["t1", "t2", "t3"] and all("<mark>" in r["sentence1"] for r in rows)
 
     judgments = tmp_path / "judgments.jsonl"
-    assert spanaug("judge", "import", *fill(tasks, tmp_path), "--tasks", out, "--output", judgments) == 0
+    answer_files = fill(tasks, tmp_path)
+    assert spanaug("judge", "import", *answer_files, "--tasks", out, "--output", judgments) == 0
     printed = capsys.readouterr().out
     lines = [json.loads(x) for x in judgments.read_text().splitlines()]
     assert [(j["id"], j["accepted"], j["mean"]) for j in lines] == [
@@ -166,6 +167,16 @@ def test_export_fill_import_train_round_trip(spanaug, run_dir, tmp_path, capsys)
     assert re.search(r"system\s.*66\.7%", printed) and re.search(r"in-frame\s.*100\.0%", printed)
     assert re.search(r"out-of-frame\s.*0\.0%", printed)
     assert f"(system items, accept = score >= 50): {fleiss_kappa([[2, 1], [0, 3], [3, 0]]):.4f} over 3 items" in printed
+
+    # Which kinds of spans fail: by a key of the judged span's attrs (the source's LU here) and by iteration.
+    results = aggregate(tasks, [a for path in answer_files for a in read_answers(path, tasks)])
+    assert breakdown(results, "lu") == {"corroborate.v": (2, 1), "move.v": (1, 1)}
+    assert breakdown(results, "iteration") == {"1": (2, 2), "2": (1, 0)} and breakdown(results, "colour") == {"-": (3, 2)}
+    assert spanaug("judge", "import", *answer_files, "--tasks", out, "--output", tmp_path / "j-by.jsonl", "--by", "lu", "--by", "colour") == 0
+    captured = capsys.readouterr()
+    assert "system items by lu" in captured.out and re.search(r"corroborate\.v\s.*\s2\s.*1 \(50\.0%\)", captured.out)
+    assert "--by colour: no judged system item has it" in captured.err
+    assert "attrs" not in page and "corroborate.v" not in page  # annotators never see the span's attrs
 
     model = tmp_path / "filter"
     assert spanaug("train", "filter", "--judgments", judgments, "--out", model, "--holdout", 0, "--epochs", 20) == 0
