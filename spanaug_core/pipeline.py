@@ -410,12 +410,12 @@ def found_target(attempt: _Attempt, rank: int, content: bool) -> Alignment | Non
     if found is None or found.span is None:
         return None
     job = attempt.job
-    (start, end), (old_start, old_end) = found.span, job.span or (0, 0)
+    assert job.span is not None and job.target is not None  # asked of span jobs only
+    start, end = found.span
     if not content or any(map(is_content_word, attempt.nbest[rank].tokens[start:end])):
         return found
-    source = attempt.run.example.spans[job.target] if job.target is not None else None
-    tagged_open = source is not None and source.attrs.get("pos") in _OPEN_CLASS
-    return None if tagged_open or any(map(is_content_word, job.tokens[old_start:old_end])) else found
+    tagged_open = attempt.run.example.spans[job.target].attrs.get("pos") in _OPEN_CLASS
+    return None if tagged_open or any(map(is_content_word, job.tokens[job.span[0] : job.span[1]])) else found
 
 
 def keepable(attempt: _Attempt, rank: int, settings: PipelineSettings) -> tuple[tuple[int, int] | None, float, list[tuple[int, Span]]] | None:

@@ -145,7 +145,7 @@ class WordNet:
             return {(pos, offset) for form in forms for pos in WN_POS.values() for offset in self.index[pos].get(form, ())}
 
         words = phrase.split()
-        found = of("_".join(words))
+        found = of(_filed(phrase))
         if not found and len(words) > 1:
             found = set().union(*(of(w) for w in words if is_content_word(w)))
         return found
