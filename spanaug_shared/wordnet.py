@@ -127,7 +127,7 @@ class WordNet:
                 ranked[word] = (0, -count)
             else:
                 theirs = {sense for sense in self.senses(word) if narrowed in (None, sense[0])}
-                if theirs & around or mine & self.neighbourhood(theirs):
+                if self.one_link(mine, around, theirs):
                     ranked[word] = (1, -count)
         return sorted(ranked, key=lambda word: (*ranked[word], word))[:words]
 
@@ -160,7 +160,13 @@ class WordNet:
             return None
         if links == 2:
             return bool(self.neighbourhood(sa) & self.neighbourhood(sb))
-        return bool(sa & sb or self.neighbourhood(sa) & sb or sa & self.neighbourhood(sb))
+        return self.one_link(sa, self.neighbourhood(sa), sb)
+
+    def one_link(self, mine: set[Sense], around: set[Sense], theirs: set[Sense]) -> bool:
+        """Whether two sets of senses share one or lie one ``NEAR`` relation apart, either way
+        (``related``'s test). ``around`` is ``neighbourhood(mine)``, passed in so that a caller
+        testing many words against one reads it once."""
+        return bool(theirs & around or mine & self.neighbourhood(theirs))
 
     def neighbourhood(self, senses: set[Sense]) -> set[Sense]:
         """``senses`` and every synset one ``NEAR`` relation away from one of them."""
