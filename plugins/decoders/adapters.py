@@ -1,25 +1,29 @@
 """Model adapters: one step-by-step scoring interface over Hugging Face models.
 
 The beam search never touches a model directly. It opens a ``Session`` and then, each
-step, calls ``logprobs()`` (next-token log-probabilities of every live hypothesis),
-``add(requests, copies)`` when sentences join (their prompts are encoded and ``copies`` rows
-each are appended) and ``advance(rows, tokens)`` (keep hypotheses ``rows``, in that
-order, each extended by its token). ``rows`` may repeat or drop hypotheses, so one call
-both reorders the KV cache with the beam and shrinks the batch when sentences finish.
+step, calls ``add(requests, copies)`` when sentences join (``copies`` rows each are
+appended after the current ones, their prompts encoded at the next ``logprobs``),
+``logprobs()`` (next-token log-probabilities of every row) and ``advance(rows, tokens)``
+(keep hypotheses ``rows``, in that order, each extended by its token). ``rows`` may repeat
+or drop hypotheses, so one call both reorders the KV cache with the beam and shrinks the
+batch when sentences finish.
 
 Two adapters: ``Seq2SeqAdapter`` for encoder-decoder models (T5, BART, Marian, Pegasus:
 the encoder runs once, the decoder reuses its self- and cross-attention cache; sentences
 join only an empty session) and ``ChatAdapter`` for decoder-only chat models prompted to
 paraphrase (constraints and scores apply only to generated tokens). A chat session
 encodes the part of the prompt before the sentence once (the *prefix*: system message,
-template and instruction) and starts every sentence from a copy of its KV cache; new
-sentences join a running batch by padding caches to a common length (masked, so each
-row attends to its own tokens only). ``load`` builds either over weights from
+template and instruction) and starts every sentence from a copy of its KV cache. Its
+cache is preallocated (``_RowCache``): every row writes its next token at one shared
+column, new sentences join right-aligned to it (the columns before a row's prompt are
+masked, so each row attends to its own tokens only), and the beam's reorder is one
+gather into a second buffer. ``load`` builds either over weights from
 ``spanaug_shared.weights`` (a preset, a local folder or GGUF file, or a hub id).
 """
 
 from __future__ import annotations
 
+import functools
 import inspect
 import weakref
 from abc import ABC, abstractmethod
@@ -104,15 +108,14 @@ class Session(Protocol):
     device: torch.device
     joins_running: bool  # sentences may be added while others decode (else only to an empty session)
 
-    def add(self, requests: Sequence[DecodeRequest], copies: int) -> torch.Tensor:
-        """Append ``copies`` rows per sentence after the current rows, prompts encoded.
-
-        Returns FloatTensor [len(requests), V]: each sentence's first next-token log-probabilities.
-        Called between ``logprobs`` and ``advance``; ``advance`` then covers these rows too.
-        """
+    def add(self, requests: Sequence[DecodeRequest], copies: int) -> None:
+        """Append ``copies`` rows per sentence after the current rows; their prompts are
+        encoded at the next ``logprobs``, which covers them too."""
 
     def logprobs(self) -> torch.Tensor:
-        """FloatTensor [H, V]: next-token log-probabilities (float32) of the H rows ``advance`` extended."""
+        """FloatTensor [H, V]: next-token log-probabilities (float32) of every row, those
+        ``advance`` extended and then those ``add`` appended (each sentence's first
+        log-probabilities, once per copy). A new tensor: the caller may change it."""
 
     def advance(self, rows: torch.Tensor, tokens: torch.Tensor) -> None:
         """Keep hypotheses ``rows`` (LongTensor [H']) and extend row i by ``tokens[i]`` (LongTensor [H'])."""
@@ -204,23 +207,34 @@ class _Seq2SeqSession:
         if start is None:
             raise ConfigError("the encoder-decoder model has no decoder_start_token_id in its config")
         self.start_id = int(start)
+        self.pending: tuple[list[str], int] | None = None
 
-    def add(self, requests: Sequence[DecodeRequest], copies: int) -> torch.Tensor:
+    def add(self, requests: Sequence[DecodeRequest], copies: int) -> None:
+        self.pending = ([r.text for r in requests], copies)
+
+    def _encode(self, texts: list[str], copies: int) -> torch.Tensor:
         import torch
         from transformers import DynamicCache, EncoderDecoderCache
 
-        texts = [r.text for r in requests]
         enc = self.adapter.tokenizer(texts, return_tensors="pt", padding=True).to(self.device)
         with torch.inference_mode():
             self.encoder_out = self.model.get_encoder()(**enc)
         self.enc_mask = enc["attention_mask"]
         self.cache = EncoderDecoderCache(DynamicCache(), DynamicCache())
         self.next_input = torch.full((len(texts), 1), self.start_id, dtype=torch.long, device=self.device)
-        first = self.logprobs()
-        self._keep_rows(torch.arange(len(texts), device=self.device).repeat_interleave(copies))
-        return first
+        first = self._step()
+        rows = torch.arange(len(texts), device=self.device).repeat_interleave(copies)
+        self._keep_rows(rows)
+        return first[rows]
 
     def logprobs(self) -> torch.Tensor:
+        if self.pending is not None:
+            texts, copies = self.pending
+            self.pending = None
+            return self._encode(texts, copies)
+        return self._step()
+
+    def _step(self) -> torch.Tensor:
         import torch
 
         with torch.inference_mode():
@@ -401,72 +415,192 @@ class _ChatSession:
     def __init__(self, adapter: ChatAdapter, share_prefix: bool) -> None:
         self.adapter, self.model, self.device = adapter, adapter.model, adapter.device
         self.share_prefix = share_prefix
-        self.cache: Any = None  # a transformers DynamicCache: per layer [H, heads, T, dim]
-        self.mask: torch.Tensor | None = None  # [H, T]; 0 marks padding
+        self.cache: _RowCache | None = None
+        self.pending: list[tuple[list[DecodeRequest], int]] = []
         self.next_input: torch.Tensor | None = None  # [H, 1]
         self.prefilled = 0  # prompt tokens run through the model (with a shared prefix, only the rest)
 
-    def add(self, requests: Sequence[DecodeRequest], copies: int) -> torch.Tensor:
+    def add(self, requests: Sequence[DecodeRequest], copies: int) -> None:
+        self.pending.append((list(requests), copies))
+
+    def logprobs(self) -> torch.Tensor:
+        import torch
+
+        live = self.cache.rows if self.cache is not None else 0
+        logits = None
+        if live:
+            assert self.cache is not None and self.next_input is not None
+            logits = self.cache.forward(self.adapter, self.next_input).logits[:, -1]
+        firsts = [self._prefill(requests, copies) for requests, copies in self.pending]
+        self.pending = []
+        vocab = (logits if logits is not None else firsts[0][0]).shape[-1]
+        out = torch.empty(self.cache.rows if self.cache is not None else 0, vocab, device=self.device)
+        if logits is not None:
+            torch.log_softmax(logits.float(), dim=-1, out=out[:live])
+        row = live
+        for first, rows in firsts:
+            # Each sentence's first log-probabilities, once per copy: rows ``rows`` of ``first``.
+            torch.index_select(torch.log_softmax(first.float(), dim=-1), 0, rows, out=out[row : row + len(rows)])
+            row += len(rows)
+        return out
+
+    def _prefill(self, requests: list[DecodeRequest], copies: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """Encode new prompts and append ``copies`` rows each: their last logits [n, V] and the row of each copy."""
         import torch
 
         prompts = [self.adapter.prompt_ids(r.text, r.constraints.avoid, r.constraints.prefer) for r in requests]
         ids, mask, past = self.adapter.encode_prompts(prompts, self.share_prefix)
-        logprobs, cache = self._forward(ids, mask, past)
+        out = _forward(self.adapter, ids, mask, past, 1)
         self.prefilled += int(mask[:, -ids.shape[1] :].sum())
         rows = torch.arange(len(requests), device=self.device).repeat_interleave(copies)
-        self._join([(k[rows], v[rows]) for k, v in _layers(cache)], mask[rows])
-        return logprobs
-
-    def logprobs(self) -> torch.Tensor:
-        assert self.next_input is not None and self.mask is not None
-        logprobs, self.cache = self._forward(self.next_input, self.mask, self.cache)
-        return logprobs
+        layers = [(k[rows], v[rows]) for k, v in _layers(getattr(out, self.adapter.cache_name))]
+        if self.cache is None:
+            self.cache = _RowCache(layers[0][0], len(layers))
+        self.cache.join(layers, mask[rows])
+        return out.logits[:, -1], rows
 
     def advance(self, rows: torch.Tensor, tokens: torch.Tensor) -> None:
-        import torch
-
-        assert self.mask is not None
-        mask = self.mask[rows]
-        # Columns that are padding in every remaining row are dropped (rows that joined late
-        # were padded to the rows that have left).
-        used = mask.any(0).nonzero()
-        first = int(used[0]) if len(used) else mask.shape[1]
-        for layer in self.cache.layers:
-            layer.keys, layer.values = layer.keys[rows, :, first:], layer.values[rows, :, first:]
-        self.mask = torch.cat([mask[:, first:], mask.new_ones(len(rows), 1)], dim=1)
+        assert self.cache is not None
+        self.cache.advance(rows)
         self.next_input = tokens[:, None]
 
-    def _forward(self, ids: torch.Tensor, mask: torch.Tensor, past: Any) -> tuple[torch.Tensor, Any]:
-        """Run ``ids`` [H, L] after ``past`` (mask [H, past + L]); last-position log-probabilities and the cache."""
+
+class _RowCache:
+    """A chat session's KV cache, preallocated: per layer keys and values [R, heads, T, dim].
+
+    Rows 0..H-1 are the live hypotheses. Every row writes its next token at column ``end``;
+    columns ``start``..``end`` are those some live row uses (``mask`` marks each row's own).
+    A joining row's prompt is placed to end at ``end``, so rows of different ages share the
+    columns from then on. Keys and values live in two buffers: the beam's reorder gathers
+    the live columns of the rows it keeps from one into the other, one copy and no
+    allocation (a cache grown by concatenation copies itself twice a step). The buffers
+    grow, doubling, when rows or columns run out.
+    """
+
+    def __init__(self, like: torch.Tensor, layers: int) -> None:
+        self.layers, self.rows = layers, 0
+        self.heads, self.dim, self.dtype, self.device = like.shape[1], like.shape[3], like.dtype, like.device
+        self.buffers: list[list[torch.Tensor]] = []  # two buffers, each [keys 0, values 0, keys 1, ...]
+        self.mask: torch.Tensor | None = None  # [R, T] long; 0 marks a column a row does not use
+        self.positions: torch.Tensor | None = None  # [R]: the position of each row's next token
+        self.start = self.end = 0
+
+    def layer(self, index: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """Keys and values [R, heads, T, dim] of layer ``index`` in the current buffer."""
+        return self.buffers[0][2 * index], self.buffers[0][2 * index + 1]
+
+    def _reserve(self, rows: int, before: int, after: int) -> None:
+        """Room for ``rows`` rows, ``before`` columns before ``end`` and ``after`` from it on."""
         import torch
 
-        out = _forward(self.adapter, ids, mask, past, 1)
-        return torch.log_softmax(out.logits[:, -1].float(), dim=-1), getattr(out, self.adapter.cache_name)
-
-    def _join(self, layers: list[tuple[torch.Tensor, torch.Tensor]], mask: torch.Tensor) -> None:
-        """Append rows (cache ``layers``, ``mask`` [n, T']) after the current ones, left-padding the shorter side."""
-        import torch
-
-        if self.mask is None or self.mask.shape[0] == 0:
-            self.cache, self.mask = _cache(layers), mask
+        r, t = (0, 0) if self.mask is None else self.mask.shape
+        if rows <= r and before <= self.end and self.end + after <= t:
             return
-        width = max(self.mask.shape[1], mask.shape[1])
+        width = self.end - self.start if self.rows else 0
+        end = max(before, width)  # the live columns move to the left edge, with room for a longer prompt
+        new_r = r if rows <= r else max(rows, 2 * r, 8)
+        new_t = t if end + after <= t else max(2 * t, end + after + max(width, 64))
+        buffers = [[torch.zeros(new_r, self.heads, new_t, self.dim, dtype=self.dtype, device=self.device) for _ in range(2 * self.layers)] for _ in range(2)]
+        mask = torch.zeros(new_r, new_t, dtype=torch.long, device=self.device)
+        positions = torch.zeros(new_r, dtype=torch.long, device=self.device)
+        if self.rows:
+            assert self.mask is not None and self.positions is not None
+            old, new = slice(self.start, self.end), slice(end - width, end)
+            for moved, kept in zip(buffers[0], self.buffers[0], strict=True):
+                moved[: self.rows, :, new] = kept[: self.rows, :, old]
+            mask[: self.rows, new] = self.mask[: self.rows, old]
+            positions[: self.rows] = self.positions[: self.rows]
+        self.buffers, self.mask, self.positions = buffers, mask, positions
+        self.start, self.end = end - width, end
 
-        def pad(t: torch.Tensor, dim: int) -> torch.Tensor:
-            missing = width - t.shape[dim]
-            if missing == 0:
-                return t
-            shape = list(t.shape)
-            shape[dim] = missing
-            return torch.cat([t.new_zeros(shape), t], dim=dim)
+    def join(self, layers: list[tuple[torch.Tensor, torch.Tensor]], mask: torch.Tensor) -> None:
+        """Append rows: per layer (keys, values) [n, heads, T', dim] and their ``mask`` [n, T'] (0: padding)."""
+        n, width = mask.shape
+        self._reserve(self.rows + n, width, 1)
+        assert self.mask is not None and self.positions is not None
+        rows, columns = slice(self.rows, self.rows + n), slice(self.end - width, self.end)
+        for index, (keys, values) in enumerate(layers):
+            key_buffer, value_buffer = self.layer(index)
+            key_buffer[rows, :, columns] = keys
+            value_buffer[rows, :, columns] = values
+        self.mask[rows] = 0
+        self.mask[rows, columns] = mask
+        self.positions[rows] = mask.sum(1)
+        self.start = min(self.start, self.end - width) if self.rows else self.end - width
+        self.rows += n
 
-        self.cache = _cache(
-            [
-                (torch.cat([pad(k0, 2), pad(k1, 2)]), torch.cat([pad(v0, 2), pad(v1, 2)]))
-                for (k0, v0), (k1, v1) in zip(_layers(self.cache), layers, strict=True)
-            ]
-        )
-        self.mask = torch.cat([pad(self.mask, 1), pad(mask, 1)])
+    def forward(self, adapter: ChatAdapter, ids: torch.Tensor) -> Any:
+        """The model over ``ids`` [H, 1], one new token per live row, written at column ``end``."""
+        import torch
+
+        self._reserve(self.rows, 0, 1)
+        assert self.mask is not None and self.positions is not None
+        h = self.rows
+        self.mask[:h, self.end] = 1
+        with torch.inference_mode():
+            out = adapter.model(
+                input_ids=ids,
+                attention_mask=self.mask[:h, self.start : self.end + 1],
+                position_ids=self.positions[:h, None],
+                use_cache=True,
+                logits_to_keep=1,
+                **{adapter.cache_name: _column_cache_class()(self, h)},
+            )
+        self.positions[:h] += 1
+        self.end += 1
+        return out
+
+    def advance(self, rows: torch.Tensor) -> None:
+        """Keep rows ``rows`` (LongTensor [H']), in that order."""
+        import torch
+
+        assert self.mask is not None and self.positions is not None
+        h, live = len(rows), slice(self.start, self.end)
+        source, target = self.buffers
+        for old, new in zip(source, target, strict=True):
+            torch.index_select(old[: self.rows, :, live], 0, rows, out=new[:h, :, live])
+        self.buffers = [target, source]
+        self.mask[:h] = self.mask[rows]
+        self.positions[:h] = self.positions[rows]
+        shrunk, self.rows = h < self.rows, h
+        if shrunk and h:
+            # Columns no remaining row uses leave attention (rows that joined late were
+            # padded to rows that have left). Only a finished sentence frees columns.
+            used = self.mask[:h, live].any(0).nonzero()
+            self.start += int(used[0]) if len(used) else self.end - self.start
+
+
+@functools.cache
+def _column_cache_class() -> type:
+    """A transformers ``Cache`` over a ``_RowCache`` (built on first use: transformers is
+    imported only by a session that decodes)."""
+    from transformers.cache_utils import Cache, DynamicLayer
+
+    class ColumnLayer(DynamicLayer):
+        """One layer as transformers sees it: ``update`` writes the new keys and values at the
+        shared column and returns the live columns, as views of the buffers."""
+
+        def __init__(self, rows: _RowCache, h: int, index: int) -> None:
+            super().__init__()
+            self.row_cache, self.h, self.index = rows, h, index
+            self.keys, self.values = rows.layer(index)
+            self.is_initialized, self.device = True, self.keys.device
+
+        def update(self, key_states: torch.Tensor, value_states: torch.Tensor, *args: Any, **kwargs: Any) -> tuple[torch.Tensor, torch.Tensor]:
+            c, h, width = self.row_cache, self.h, key_states.shape[2]
+            keys, values = c.layer(self.index)
+            keys[:h, :, c.end : c.end + width] = key_states
+            values[:h, :, c.end : c.end + width] = value_states
+            return keys[:h, :, c.start : c.end + width], values[:h, :, c.start : c.end + width]
+
+        def get_seq_length(self) -> int:
+            return self.row_cache.end - self.row_cache.start
+
+    class ColumnCache(Cache):
+        def __init__(self, rows: _RowCache, h: int) -> None:
+            super().__init__(layers=[ColumnLayer(rows, h, i) for i in range(rows.layers)])
+
+    return ColumnCache
 
 
 def _forward(adapter: ChatAdapter, ids: torch.Tensor, mask: torch.Tensor, past: Any, keep: int) -> Any:

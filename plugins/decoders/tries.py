@@ -212,6 +212,8 @@ class TrieTable:
     phrases has only the root and no valid arc.
     """
 
+    _FIELDS = ("parent", "child", "token", "valid", "ends", "below", "counts", "has_children", "depth")
+
     def __init__(self, tries: Sequence[_Trie], device: torch.device | str = "cpu") -> None:
         import torch
 
@@ -239,8 +241,36 @@ class TrieTable:
             self.counts[i, :groups] = a.counts
             self.has_children[i, :nodes] = a.has_children
             self.depth[i, :nodes] = a.depth
-        for name in ("parent", "child", "token", "valid", "ends", "below", "counts", "has_children", "depth"):
+        for name in self._FIELDS:
             setattr(self, name, getattr(self, name).to(device))
+
+    @classmethod
+    def _of(cls, fields: dict[str, torch.Tensor]) -> TrieTable:
+        table = cls.__new__(cls)
+        for name, tensor in fields.items():
+            setattr(table, name, tensor)
+        return table
+
+    def extended(self, tries: Sequence[_Trie]) -> TrieTable:
+        """This table with rows for ``tries`` appended (row ``len(self)`` onwards); the rows
+        already there keep their index, padded on the device where the new tries are larger,
+        so the states of live hypotheses only need ``rebase``."""
+        import torch
+
+        new = TrieTable(tries, self.counts.device)
+        fields = {}
+        for name in self._FIELDS:
+            old, more = getattr(self, name), getattr(new, name)
+            shape = [max(a, b) for a, b in zip(old.shape[1:], more.shape[1:], strict=True)]
+            fields[name] = torch.cat([_padded(old, shape), _padded(more, shape)])
+        return TrieTable._of(fields)
+
+    def selected(self, rows: torch.Tensor) -> TrieTable:
+        """The table of rows ``rows`` (LongTensor) only, in that order."""
+        return TrieTable._of({name: getattr(self, name)[rows] for name in self._FIELDS})
+
+    def __len__(self) -> int:
+        return self.counts.shape[0]
 
     @property
     def num_nodes(self) -> int:
@@ -318,6 +348,14 @@ def _fit(states: torch.Tensor, width: int) -> torch.Tensor:
         return states[:, :width]
     pad = torch.zeros(states.shape[0], width - states.shape[1], dtype=states.dtype, device=states.device)
     return torch.cat([states, pad], dim=1)
+
+
+def _padded(table: torch.Tensor, shape: Sequence[int]) -> torch.Tensor:
+    """``table`` [B, ...] zero-padded at the end of each dimension after the first to ``shape``."""
+    import torch.nn.functional as F
+
+    pad = [p for size, want in zip(reversed(table.shape[1:]), reversed(shape), strict=True) for p in (0, want - size)]
+    return F.pad(table, pad) if any(pad) else table
 
 
 @dataclass(frozen=True)
@@ -410,10 +448,15 @@ class NegativeBatchState:
         ends_phrase = self.table.ends[self.example].any(2).gather(1, child)
         return _arcs_taken(self.table, self.example, self.active) & ends_phrase, self.table.token[self.example]
 
-    def block(self, logprobs: torch.Tensor) -> torch.Tensor:
-        """``logprobs`` (FloatTensor [H, V]) with blocked tokens set to -inf (a new tensor)."""
+    def block(self, logprobs: torch.Tensor) -> None:
+        """Set the blocked tokens of ``logprobs`` (FloatTensor [H, V]) to -inf, in place.
+
+        A scatter-min rather than indexing by the mask: a mask's nonzero entries would have
+        to be counted on the host, a synchronisation every step on a GPU.
+        """
+        import torch
+
         mask, tokens = self.blocked()
-        rows = mask.nonzero(as_tuple=True)[0]
-        out = logprobs.clone()
-        out[rows, tokens[mask]] = float("-inf")
-        return out
+        if tokens.shape[1] == 0:
+            return
+        logprobs.scatter_reduce_(1, tokens, torch.where(mask, float("-inf"), float("inf")).to(logprobs.dtype), reduce="amin")

@@ -21,6 +21,7 @@ given a batch of one: that is the DBA-style sequential baseline.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -76,24 +77,29 @@ class Hypothesis:
 
 @dataclass
 class _Sentence:
-    """A sentence in the search: its key, tries, length limit and how many tokens it has generated."""
+    """A sentence in the search: its key, tries, length limit, row of the trie tables and first step."""
 
     key: int
     positive: PositiveTrie
     negative: NegativeTrie
     max_length: int
-    generated: int = 0
+    table_row: int = -1
+    started: int = 0
 
 
 class BeamSearch:
     """A beam search whose sentences come and go (continuous batching).
 
-    ``add`` queues sentences; each ``step`` first runs the model over the live beams, then
-    starts the queued sentences (their prompts encoded by the session), then extends every
-    sentence by one token and returns the sentences that finished, with their hypotheses.
-    Every sentence has ``beam_size`` rows; a new one starts with one live hypothesis.
-    What a sentence gets depends only on its own text, tries and limit, not on which
-    sentences shared its steps (up to the model's floating-point reductions).
+    ``add`` queues sentences; each ``step`` hands the queued ones to the session (which
+    prompts them), runs the model over every row, extends every sentence by one token and
+    returns the sentences that finished, with their hypotheses. Every sentence has
+    ``beam_size`` rows; a new one starts with one live hypothesis. What a sentence gets
+    depends only on its own text, tries and limit, not on which sentences shared its steps
+    (up to the model's floating-point reductions).
+
+    The step stays on the model's device: finished hypotheses are kept in device buffers
+    and read back when their sentence stops, so a step that stops no sentence reads back
+    one flag (whether any stopped) and nothing else.
     """
 
     def __init__(self, session: Session, end_ids: Sequence[int], options: SearchOptions) -> None:
@@ -107,16 +113,20 @@ class BeamSearch:
         self.ends = torch.tensor(list(end_ids), dtype=torch.long, device=device)
         self.generator = torch.Generator(device=device).manual_seed(options.seed)
         self.sentences: list[_Sentence] = []
-        self.waiting: list[tuple[str, _Sentence]] = []
-        # No sentence yet: empty states over an empty table, re-based as sentences join.
+        self.waiting: list[tuple[DecodeRequest, _Sentence]] = []
+        self.steps = 0
+        self.max_depth = 0  # the deepest positive trie of the live sentences
+        self.with_positive = 0  # live sentences with positive constraints
+        # No sentence yet: empty states over empty tables, extended as sentences join.
         no_rows = torch.zeros(0, dtype=torch.long, device=device)
         self.pos = PositiveBatchState.start(TrieTable([], device), no_rows)
         self.neg = NegativeBatchState.start(TrieTable([], device), no_rows)
         self.scores = torch.zeros(0, self.k, device=device)  # [b, k]
         self.best_finished = torch.zeros(0, device=device)  # [b]
+        self.generated = torch.zeros(0, dtype=torch.long, device=device)  # [b]
+        self.limits = torch.zeros(0, dtype=torch.long, device=device)  # [b]
         self.history = torch.zeros(0, 0, dtype=torch.long, device=device)  # [b*k, T], the last `generated` columns count
-        self.finished: list[list[Hypothesis]] = []
-        self.max_depth = 0
+        self.finished = _Finished(0, self.k, 1, device)
 
     def __len__(self) -> int:
         """Sentences live or waiting to start."""
@@ -130,29 +140,29 @@ class BeamSearch:
         """One token for every sentence; the sentences that finished, hypotheses best first."""
         import torch
 
-        k, options, device = self.k, self.options, self.device
-        parts = [self.session.logprobs()] if self.sentences else []  # [b*k, V] for the live rows
         if self.waiting:
-            parts.append(self._start_waiting())
-        logprobs = torch.cat(parts) if len(parts) > 1 else parts[0]
-        b = len(self.sentences)
+            self._start_waiting()
+        k, options, device = self.k, self.options, self.device
+        logprobs = self.session.logprobs()  # [b*k, V], ours to change
+        b, v = len(self.sentences), logprobs.shape[1]
         pos, neg = self.pos, self.neg
-        has_positive = bool(pos.remaining.any())
-        v = logprobs.shape[1]
-        logprobs = neg.block(logprobs)
-        held_back = (pos.unmet > 0).nonzero(as_tuple=True)[0]
-        logprobs[held_back[:, None], self.ends[None, :]] = float("-inf")
-        totals = self.scores.view(-1, 1) + logprobs  # [b*k, V]
-        keys = totals if options.sample_top_k is None else _perturbed(totals, logprobs, pos, options.sample_top_k, self.generator)
+        has_positive = self.with_positive > 0
+        neg.block(logprobs)
+        held_back = (pos.unmet > 0)[:, None]
+        logprobs[:, self.ends] = logprobs[:, self.ends].masked_fill(held_back, float("-inf"))
+        if options.sample_top_k is None:
+            keys, offset = logprobs, self.scores.view(-1)  # a hypothesis' key is its total: score + log-probability
+        else:
+            keys, offset = _perturbed(self.scores.view(-1, 1) + logprobs, logprobs, pos, options.sample_top_k, self.generator), None
 
-        flat, valid = _candidates(keys, pos if has_positive else None, b, k, v)  # [b, C]
-        key = keys.view(b, k * v).gather(1, flat)
-        total = totals.view(b, k * v).gather(1, flat)
+        flat, valid = _candidates(keys, offset, pos if has_positive else None, b, k, v)  # [b, C]
+        parent = torch.arange(b, device=device)[:, None] * k + flat // v  # [b, C] row of the extended hypothesis
+        token = flat % v
+        total = self.scores.view(-1)[parent] + logprobs[parent, token]
+        key = total if offset is not None else keys[parent, token]
         valid &= torch.isfinite(key)
         if options.prune is not None:
             valid &= total >= (self.best_finished[:, None] - options.prune)
-        parent = torch.arange(b, device=device)[:, None] * k + flat // v  # [b, C] row of the extended hypothesis
-        token = flat % v
         if has_positive:
             after = pos.select(parent.flatten()).advance(token.flatten())
             # Banks count unmet constraints, then tokens into the next one (Post & Vilar count tokens).
@@ -166,12 +176,8 @@ class BeamSearch:
 
         # End tokens ranked within the first k finish their hypothesis.
         done_now = is_end & (torch.arange(order.shape[1], device=device) < k)
-        for i, c in done_now.nonzero().tolist():
-            row, sent = int(parent[i, c]), self.sentences[i]
-            tokens = self.history[row, self.history.shape[1] - sent.generated :].tolist()
-            hyp = Hypothesis(tuple(tokens), float(total[i, c]), sent.generated + 1, int(token[i, c]))
-            self.finished[i].append(hyp)
-            self.best_finished[i] = max(float(self.best_finished[i]), hyp.logprob)
+        self.finished.add(done_now, parent, token, total, self.history, self.generated)
+        self.best_finished = torch.maximum(self.best_finished, total.masked_fill(~done_now, float("-inf")).amax(1))
 
         # The first k other valid candidates make the next beam.
         keep = valid & ~is_end
@@ -179,69 +185,176 @@ class BeamSearch:
         take = keep & (slot_of < k)
         picked = torch.argsort((~take).to(torch.int8), dim=1, stable=True)[:, :k]  # taken columns first, in order
         slot_live = take.gather(1, picked)
-        new_rows = torch.where(slot_live, parent.gather(1, picked), (torch.arange(b, device=device) * k)[:, None])
-        new_tokens = torch.where(slot_live, token.gather(1, picked), self.ends[0])
+        new_rows = torch.where(slot_live, parent.gather(1, picked), (torch.arange(b, device=device) * k)[:, None]).flatten()
+        new_tokens = torch.where(slot_live, token.gather(1, picked), self.ends[0]).flatten()
         self.scores = torch.where(slot_live, total.gather(1, picked), float("-inf"))
 
-        for sent in self.sentences:
-            sent.generated += 1
-        counts = torch.tensor([len(f) for f in self.finished], device=device)
-        at_limit = torch.tensor([s.generated >= s.max_length for s in self.sentences], device=device)
-        stop = (counts >= k) | ~slot_live.any(1) | at_limit
-        new_rows, new_tokens = new_rows.flatten(), new_tokens.flatten()
+        self.steps += 1
+        self.generated += 1
+        stop = (self.finished.count >= k) | ~slot_live.any(1) | (self.generated >= self.limits)
         self.history = torch.cat([self.history[new_rows], new_tokens[:, None]], dim=1)
-        pos = pos.select(new_rows).advance(new_tokens)
-        neg = neg.select(new_rows).advance(new_tokens)
-        done: list[tuple[int, list[Hypothesis]]] = []
-        if stop.any():
-            _finish_truncated(stop, self.sentences, self.scores, self.history, pos.unmet.view(b, k), self.finished)
-            for i in stop.nonzero(as_tuple=True)[0].tolist():
-                hyps = sorted(self.finished[i], key=lambda h: h.normalized(options.length_penalty), reverse=True)
-                done.append((self.sentences[i].key, hyps))
+        self.pos = pos.select(new_rows).advance(new_tokens)
+        self.neg = neg.select(new_rows).advance(new_tokens)
+        stopped = stop.nonzero(as_tuple=True)[0].tolist()  # the step's one read-back
+        done = self._finish(stopped) if stopped else []
+        if stopped:
             alive = (~stop).nonzero(as_tuple=True)[0]
             keep_rows = (alive[:, None] * k + torch.arange(k, device=device)).flatten()
-            self.sentences = [self.sentences[i] for i in alive.tolist()]
-            self.finished = [self.finished[i] for i in alive.tolist()]
-            self.scores, self.best_finished = self.scores[alive], self.best_finished[alive]
-            longest = max((s.generated for s in self.sentences), default=0)
-            self.history = self.history[keep_rows, self.history.shape[1] - longest :]
             new_rows, new_tokens = new_rows[keep_rows], new_tokens[keep_rows]
-            pos, neg = pos.select(keep_rows), neg.select(keep_rows)
-        self.pos, self.neg = pos, neg
+            self._keep(alive, keep_rows)
         self.session.advance(new_rows, new_tokens)
         return done
 
-    def _start_waiting(self) -> torch.Tensor:
-        """Start the queued sentences (rows after the live ones); their first log-probabilities [n*k, V]."""
+    def _finish(self, stopped: list[int]) -> list[tuple[int, list[Hypothesis]]]:
+        """The hypotheses of the sentences that stop, best first; one that finished none keeps
+        its live hypotheses that met every constraint (cut at the length limit)."""
+        k, options = self.k, self.options
+        finished = self.finished.read(stopped)
+        unmet = self.pos.unmet.view(-1, k)
+        done = []
+        for i, hyps in zip(stopped, finished, strict=True):
+            if not hyps:
+                n = self.steps - self.sentences[i].started
+                scores, unmet_i = self.scores[i].tolist(), unmet[i].tolist()
+                for j in range(k):
+                    if math.isfinite(scores[j]) and unmet_i[j] == 0:
+                        tokens = self.history[i * k + j, self.history.shape[1] - n :].tolist()
+                        hyps.append(Hypothesis(tuple(tokens), scores[j], n))
+            done.append((self.sentences[i].key, sorted(hyps, key=lambda h: h.normalized(options.length_penalty), reverse=True)))
+        return done
+
+    def _keep(self, alive: torch.Tensor, keep_rows: torch.Tensor) -> None:
+        """Drop the sentences that stopped: keep sentences ``alive`` and their rows ``keep_rows``."""
+        kept = alive.tolist()
+        self.sentences = [self.sentences[i] for i in kept]
+        self.with_positive = sum(1 for s in self.sentences if s.positive.num_groups)
+        self.scores, self.best_finished = self.scores[alive], self.best_finished[alive]
+        self.generated, self.limits = self.generated[alive], self.limits[alive]
+        self.finished = self.finished.select(alive)
+        longest = max((self.steps - s.started for s in self.sentences), default=0)
+        self.history = self.history[keep_rows, self.history.shape[1] - longest :]
+        self.pos, self.neg = self.pos.select(keep_rows), self.neg.select(keep_rows)
+        if len(self.pos.table) > 2 * len(self.sentences) + 8:
+            self._compact_tables()
+
+    def _compact_tables(self) -> None:
+        """Trie tables of the live sentences only: stopped sentences' rows pile up as others join."""
+        import torch
+
+        rows = torch.tensor([s.table_row for s in self.sentences], dtype=torch.long, device=self.device)
+        where = torch.full((len(self.pos.table),), -1, dtype=torch.long, device=self.device)
+        where[rows] = torch.arange(len(rows), device=self.device)
+        for i, sent in enumerate(self.sentences):
+            sent.table_row = i
+        pos_table, neg_table = self.pos.table.selected(rows), self.neg.table.selected(rows)
+        self.pos = PositiveBatchState(pos_table, where[self.pos.example], self.pos.active, self.pos.remaining)
+        self.neg = NegativeBatchState(neg_table, where[self.neg.example], self.neg.active)
+
+    def _start_waiting(self) -> None:
+        """Start the queued sentences (rows after the live ones): the session prompts them,
+        their tries join the tables, and each gets one live hypothesis."""
         import torch
 
         k, device = self.k, self.device
         requests = [request for request, _ in self.waiting]
         new = [sent for _, sent in self.waiting]
         self.waiting = []
-        first = self.session.add(requests, k)  # [n, V]
-        b0 = len(self.sentences)
+        self.session.add(requests, k)
+        first_row = len(self.pos.table)
+        for i, sent in enumerate(new):
+            sent.table_row, sent.started = first_row + i, self.steps
         self.sentences.extend(new)
-        self.finished.extend([] for _ in new)
-        # One live hypothesis per new sentence to start with.
+        self.with_positive += sum(1 for s in new if s.positive.num_groups)
+        self.finished = self.finished.extended(len(new))
         start = torch.full((len(new), k), float("-inf"), device=device)
         start[:, 0] = 0.0
         self.scores = torch.cat([self.scores, start])
         self.best_finished = torch.cat([self.best_finished, torch.full((len(new),), float("-inf"), device=device)])
+        self.generated = torch.cat([self.generated, torch.zeros(len(new), dtype=torch.long, device=device)])
+        self.limits = torch.cat([self.limits, torch.tensor([s.max_length for s in new], dtype=torch.long, device=device)])
         self.history = torch.cat([self.history, self.history.new_zeros(len(new) * k, self.history.shape[1])])
-        # The tries of every live sentence in one table; the live states keep their place.
-        pos_table = TrieTable([s.positive for s in self.sentences], device)
-        neg_table = TrieTable([s.negative for s in self.sentences], device)
-        self.max_depth = int(pos_table.depth.max())
-        rows_sentence = torch.arange(len(self.sentences), device=device).repeat_interleave(k)
-        live, fresh = rows_sentence[: b0 * k], rows_sentence[b0 * k :]
-        old_p, new_p = self.pos.rebase(pos_table, live), PositiveBatchState.start(pos_table, fresh)
-        old_n, new_n = self.neg.rebase(neg_table, live), NegativeBatchState.start(neg_table, fresh)
+        pos_table = self.pos.table.extended([s.positive for s in new])
+        neg_table = self.neg.table.extended([s.negative for s in new])
+        self.max_depth = int(max(max(s.positive.depth) for s in self.sentences))
+        fresh = torch.arange(first_row, first_row + len(new), device=device).repeat_interleave(k)
+        old_p, new_p = self.pos.rebase(pos_table, self.pos.example), PositiveBatchState.start(pos_table, fresh)
+        old_n, new_n = self.neg.rebase(neg_table, self.neg.example), NegativeBatchState.start(neg_table, fresh)
         self.pos = PositiveBatchState(
-            pos_table, rows_sentence, torch.cat([old_p.active, new_p.active]), torch.cat([old_p.remaining, new_p.remaining])
+            pos_table, torch.cat([old_p.example, fresh]), torch.cat([old_p.active, new_p.active]), torch.cat([old_p.remaining, new_p.remaining])
         )
-        self.neg = NegativeBatchState(neg_table, rows_sentence, torch.cat([old_n.active, new_n.active]))
-        return first.repeat_interleave(k, dim=0)
+        self.neg = NegativeBatchState(neg_table, torch.cat([old_n.example, fresh]), torch.cat([old_n.active, new_n.active]))
+
+
+class _Finished:
+    """Finished hypotheses of b sentences, kept on the device until their sentence stops.
+
+    A sentence finishes at most ``k`` hypotheses a step and stops once it has ``k``, so it
+    holds at most ``2k - 1``; slot ``2k`` takes the writes of candidates that did not
+    finish (a scatter needs somewhere to put them). ``tokens`` [b, 2k + 1, L] are left-aligned.
+    """
+
+    def __init__(self, b: int, k: int, length: int, device: torch.device) -> None:
+        import torch
+
+        self.k, self.slots = k, 2 * k + 1
+        self.count = torch.zeros(b, dtype=torch.long, device=device)
+        self.logprob = torch.zeros(b, self.slots, device=device)
+        self.length = torch.zeros(b, self.slots, dtype=torch.long, device=device)
+        self.end = torch.zeros(b, self.slots, dtype=torch.long, device=device)
+        self.tokens = torch.zeros(b, self.slots, length, dtype=torch.long, device=device)
+
+    def _of(self, **fields: torch.Tensor) -> _Finished:
+        out = _Finished.__new__(_Finished)
+        out.k, out.slots = self.k, self.slots
+        for name, value in fields.items():
+            setattr(out, name, value)
+        return out
+
+    def extended(self, n: int) -> _Finished:
+        """Room for ``n`` more sentences, after these."""
+        import torch
+
+        more = _Finished(n, self.k, self.tokens.shape[2], self.count.device)
+        return self._of(**{name: torch.cat([getattr(self, name), getattr(more, name)]) for name in ("count", "logprob", "length", "end", "tokens")})
+
+    def select(self, rows: torch.Tensor) -> _Finished:
+        return self._of(**{name: getattr(self, name)[rows] for name in ("count", "logprob", "length", "end", "tokens")})
+
+    def add(self, done: torch.Tensor, parent: torch.Tensor, token: torch.Tensor, total: torch.Tensor, history: torch.Tensor, generated: torch.Tensor) -> None:
+        """Record candidates ``done`` [b, C] (rows ``parent``, end ``token``, log-probability
+        ``total``): each row's tokens are the last ``generated`` [b] columns of ``history`` [b*k, T]."""
+        import torch
+        import torch.nn.functional as F
+
+        b, c = done.shape
+        width = int(history.shape[1])
+        if width > self.tokens.shape[2]:
+            self.tokens = F.pad(self.tokens, (0, width - self.tokens.shape[2]))
+        slot = torch.where(done, self.count[:, None] + done.long().cumsum(1) - 1, self.slots - 1)  # [b, C]
+        index = (torch.arange(b, device=done.device)[:, None] * self.slots + slot).flatten()
+        self.logprob.view(-1).scatter_(0, index, total.flatten())
+        self.length.view(-1).scatter_(0, index, (generated[:, None] + 1).expand(b, c).flatten())
+        self.end.view(-1).scatter_(0, index, token.flatten())
+        columns = torch.arange(self.tokens.shape[2], device=done.device)
+        start = width - generated  # [b]: where each sentence's tokens begin in history
+        source = (start[:, None] + columns).clamp(max=max(width - 1, 0))  # [b, L]
+        rows = history[parent.flatten()] if width else history.new_zeros(b * c, 0)
+        tokens = rows.gather(1, source.repeat_interleave(c, dim=0)) if width else rows.new_zeros(b * c, self.tokens.shape[2])
+        tokens = tokens.masked_fill((columns >= generated[:, None]).repeat_interleave(c, dim=0), 0)
+        self.tokens.view(-1, self.tokens.shape[2]).index_copy_(0, index, tokens)
+        self.count += done.sum(1)
+
+    def read(self, sentences: list[int]) -> list[list[Hypothesis]]:
+        """The finished hypotheses of ``sentences``, in the order they finished."""
+        import torch
+
+        rows = torch.tensor(sentences, dtype=torch.long, device=self.count.device)
+        count, logprob, length, end = (getattr(self, n)[rows].tolist() for n in ("count", "logprob", "length", "end"))
+        tokens = self.tokens[rows].tolist()
+        return [
+            [Hypothesis(tuple(tokens[i][j][: length[i][j] - 1]), logprob[i][j], length[i][j], end[i][j]) for j in range(count[i])]
+            for i in range(len(sentences))
+        ]
 
 
 def search(
@@ -271,22 +384,32 @@ def search(
 
 
 def _candidates(
-    keys: torch.Tensor, pos: PositiveBatchState | None, b: int, k: int, v: int
+    keys: torch.Tensor, offset: torch.Tensor | None, pos: PositiveBatchState | None, b: int, k: int, v: int
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """Candidate columns of the [b, k*V] score matrix: (flat LongTensor [b, C], valid BoolTensor [b, C]).
+    """Candidate columns of the [b, k*V] matrix of keys ``offset[h] + keys[h, t]`` (``offset``
+    [b*k] or None for 0; ``keys`` [b*k, V]): (flat LongTensor [b, C], valid BoolTensor [b, C]).
 
-    Sources (a) top-2k per sentence, (b) constraint-advancing tokens, (c) best token per
-    hypothesis; duplicates are marked invalid.
+    Sources (a) the top 2k of each sentence, (b) constraint-advancing tokens, (c) each
+    hypothesis' best token; duplicates are marked invalid. (a) is taken from each row's own
+    top 2k, which holds every one of its row's entries in the sentence's top 2k, so the
+    b*k x V matrix of totals is never built.
     """
     import torch
 
     device = keys.device
-    top = keys.view(b, k * v).topk(min(2 * k, k * v), dim=1).indices  # (a)
-    best = (keys.argmax(1).view(b, k) + torch.arange(k, device=device) * v)  # (c)
+    n = min(2 * k, v)
+    row_top, row_tokens = keys.topk(n, dim=1)  # [b*k, n]
+    if offset is not None:
+        row_top = row_top + offset[:, None]
+    slot = (torch.arange(b * k, device=device) % k)[:, None]
+    row_flat = (slot * v + row_tokens).view(b, k * n)
+    # A stable sort keeps ties in row order (topk leaves their order to its algorithm).
+    ranked = row_top.view(b, k * n).sort(dim=1, descending=True, stable=True).indices[:, : 2 * k]
+    top = row_flat.gather(1, ranked)  # (a)
+    best = row_flat.view(b, k, n)[:, :, 0]  # (c)
     parts = [top, best]
     if pos is not None:
         mask, toks = pos.next_tokens()  # [b*k, E]
-        slot = (torch.arange(b * k, device=device) % k)[:, None]
         parts.append(torch.where(mask, slot * v + toks, -1).view(b, -1))  # (b); -1 marks padding
     flat = torch.cat(parts, dim=1)
     flat, _ = flat.sort(dim=1)
@@ -332,27 +455,3 @@ def _perturbed(
     uniform = torch.rand(logprobs.shape, generator=generator, device=logprobs.device).clamp_(1e-9, 1 - 1e-9)
     gumbel = -torch.log(-torch.log(uniform))
     return torch.where(eligible, totals + gumbel, float("-inf"))
-
-
-def _finish_truncated(
-    stop: torch.Tensor,
-    sentences: list[_Sentence],
-    scores: torch.Tensor,
-    history: torch.Tensor,
-    unmet: torch.Tensor,
-    finished: list[list[Hypothesis]],
-) -> None:
-    """A stopping sentence that finished nothing keeps its live hypotheses that met every constraint.
-
-    ``stop`` [b], ``scores`` [b, k], ``history`` [b*k, T] (a sentence's tokens are its last
-    ``generated`` columns), ``unmet`` [b, k].
-    """
-    k = scores.shape[1]
-    for i in stop.nonzero(as_tuple=True)[0].tolist():
-        out, n = finished[i], sentences[i].generated
-        if out:
-            continue
-        for j in range(k):
-            if bool(scores[i, j].isfinite()) and int(unmet[i, j]) == 0:
-                tokens = history[i * k + j, history.shape[1] - n :].tolist()
-                out.append(Hypothesis(tuple(tokens), float(scores[i, j]), n))

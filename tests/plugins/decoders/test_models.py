@@ -249,9 +249,8 @@ def _steps(adapter: ChatAdapter, shared: bool, groups: list[list[str]], k: int =
     session = adapter.start(share_prefix=shared)
     out, rows = [], 0
     for group in groups:
-        parts = [session.logprobs()] if rows else []
-        parts.append(session.add([DecodeRequest(text=t) for t in group], k).repeat_interleave(k, dim=0))
-        out.append(torch.cat(parts))
+        session.add([DecodeRequest(text=t) for t in group], k)
+        out.append(session.logprobs())
         rows += len(group) * k
         tokens = torch.arange(rows) % 5 + 3  # any tokens: the same for both paths
         session.advance(torch.arange(rows), tokens)
@@ -267,6 +266,7 @@ def test_shared_prefix_gives_the_logits_of_the_whole_prompt(prompted):
         assert a.shape == b.shape and torch.allclose(a, b, atol=1e-5)
     session = prompted.start()
     session.add([DecodeRequest(text="the cat sat on the mat")], 1)
+    session.logprobs()
     assert session.prefilled == len(prompted.prompt_ids("the cat sat on the mat")) - 3  # the prefix ran once, before
 
 
@@ -316,7 +316,8 @@ def _stepped_logprob(adapter, text: str, output: str) -> float:
     """``output`` then an end token scored one step at a time through a decoding session."""
     ids = adapter.tokenizer(output, add_special_tokens=False)["input_ids"]
     session = adapter.start()
-    logprobs = session.add([DecodeRequest(text=text)], 1)
+    session.add([DecodeRequest(text=text)], 1)
+    logprobs = session.logprobs()
     total = 0.0
     for token in ids:
         total += float(logprobs[0, token])
@@ -395,6 +396,7 @@ def test_the_avoid_hint_names_each_avoided_phrase_once_after_the_sentence(tokeni
     assert hinted.prefix_ids == plain.prefix_ids
     session = hinted.start()
     session.add([DecodeRequest(text="red house", constraints=Constraints(avoid=("house",)))], 1)
+    session.logprobs()
     assert session.prefilled == len(hinted.prompt_ids("red house", ["house"])) - len(hinted.prefix_ids)
     with pytest.raises(ConfigError, match="hint must contain the placeholder {avoid}"):
         ChatAdapter(plain.model, tokenizer, [EOS], system="", prompt=plain.prompt, avoid_hint="no placeholder")
@@ -410,6 +412,7 @@ def test_the_avoid_hint_offers_a_lexicon_s_words_where_it_says_so(tokenizer):
     # The prompt tokens follow: a session prefills the offered words too.
     session = hinted.start()
     session.add([DecodeRequest(text="red house", constraints=Constraints(avoid=("house",), prefer=("home",)))], 1)
+    session.logprobs()
     assert session.prefilled == len(hinted.prompt_ids("red house", ["house"], ["home"])) - len(hinted.prefix_ids)
     # A hint without {prefer} leaves the words out; one with {words} missing is refused.
     unoffered = ChatAdapter(plain.model, tokenizer, [EOS], system="", prompt=plain.prompt, avoid_hint=" not {avoid}", prefer_hint=", try {words}")

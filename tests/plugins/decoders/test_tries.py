@@ -135,6 +135,20 @@ def test_batch_form_agrees_with_object_form_on_random_cases():
 def test_block_sets_blocked_logprobs_to_minus_inf():
     table = TrieTable([NegativeTrie([[2], [3, 4]]), NegativeTrie([])])
     state = NegativeBatchState.start(table, torch.tensor([0, 1])).advance(torch.tensor([3, 3]))
-    out = state.block(torch.zeros(2, 6))
+    out = torch.zeros(2, 6)
+    state.block(out)  # in place
     assert torch.isinf(out[0]).nonzero().flatten().tolist() == [2, 4]
     assert not torch.isinf(out[1]).any()
+
+
+def test_a_table_extended_and_selected_holds_the_same_tries():
+    tries = [NegativeTrie([[2], [3, 4]]), PositiveTrie([[1, 2, 3]]), PositiveTrie.from_alternatives([[[5], [6, 7]], [[8]]])]
+    grown = TrieTable(tries[:1]).extended(tries[1:2]).extended(tries[2:])
+    whole = TrieTable(tries)
+    for name in TrieTable._FIELDS:
+        assert torch.equal(getattr(grown, name), getattr(whole, name)), name
+    picked = whole.selected(torch.tensor([2, 0]))
+    alone = TrieTable([tries[2], tries[0]])
+    for name in TrieTable._FIELDS:  # the selected rows keep the wider padding of the whole table
+        got, want = getattr(picked, name), getattr(alone, name)
+        assert torch.equal(got[tuple(slice(0, n) for n in want.shape)], want), name
