@@ -115,7 +115,8 @@ class Session(Protocol):
     def logprobs(self) -> torch.Tensor:
         """FloatTensor [H, V]: next-token log-probabilities (float32) of every row, those
         ``advance`` extended and then those ``add`` appended (each sentence's first
-        log-probabilities, once per copy). A new tensor: the caller may change it."""
+        log-probabilities, once per copy). The caller may change it; it is valid until the
+        next call (a session may reuse its memory)."""
 
     def advance(self, rows: torch.Tensor, tokens: torch.Tensor) -> None:
         """Keep hypotheses ``rows`` (LongTensor [H']) and extend row i by ``tokens[i]`` (LongTensor [H'])."""
@@ -418,6 +419,7 @@ class _ChatSession:
         self.cache: _RowCache | None = None
         self.pending: list[tuple[list[DecodeRequest], int]] = []
         self.next_input: torch.Tensor | None = None  # [H, 1]
+        self.buffer: torch.Tensor | None = None  # what logprobs returns, reused
         self.prefilled = 0  # prompt tokens run through the model (with a shared prefix, only the rest)
 
     def add(self, requests: Sequence[DecodeRequest], copies: int) -> None:
@@ -433,8 +435,9 @@ class _ChatSession:
             logits = self.cache.forward(self.adapter, self.next_input).logits[:, -1]
         firsts = [self._prefill(requests, copies) for requests, copies in self.pending]
         self.pending = []
+        assert self.cache is not None
         vocab = (logits if logits is not None else firsts[0][0]).shape[-1]
-        out = torch.empty(self.cache.rows if self.cache is not None else 0, vocab, device=self.device)
+        out = self._out(self.cache.rows, vocab)
         if logits is not None:
             torch.log_softmax(logits.float(), dim=-1, out=out[:live])
         row = live
@@ -443,6 +446,15 @@ class _ChatSession:
             torch.index_select(torch.log_softmax(first.float(), dim=-1), 0, rows, out=out[row : row + len(rows)])
             row += len(rows)
         return out
+
+    def _out(self, rows: int, vocab: int) -> torch.Tensor:
+        """The log-probability buffer [rows, vocab], reused from step to step: a fresh tensor of
+        a hundred megabytes costs a CPU more to fault in than log-softmax costs to fill it."""
+        import torch
+
+        if self.buffer is None or self.buffer.shape[0] < rows or self.buffer.shape[1] != vocab:
+            self.buffer = torch.empty(max(rows, 2 * (0 if self.buffer is None else self.buffer.shape[0])), vocab, device=self.device)
+        return self.buffer[:rows]
 
     def _prefill(self, requests: list[DecodeRequest], copies: int) -> tuple[torch.Tensor, torch.Tensor]:
         """Encode new prompts and append ``copies`` rows each: their last logits [n, V] and the row of each copy."""

@@ -148,8 +148,9 @@ class BeamSearch:
         pos, neg = self.pos, self.neg
         has_positive = self.with_positive > 0
         neg.block(logprobs)
-        held_back = (pos.unmet > 0)[:, None]
-        logprobs[:, self.ends] = logprobs[:, self.ends].masked_fill(held_back, float("-inf"))
+        if has_positive:  # an end waits until every positive constraint is met
+            held_back = (pos.unmet > 0)[:, None]
+            logprobs.index_copy_(1, self.ends, logprobs.index_select(1, self.ends).masked_fill_(held_back, float("-inf")))
         if options.sample_top_k is None:
             keys, offset = logprobs, self.scores.view(-1)  # a hypothesis' key is its total: score + log-probability
         else:
@@ -398,7 +399,7 @@ def _candidates(
 
     device = keys.device
     n = min(2 * k, v)
-    row_top, row_tokens = keys.topk(n, dim=1)  # [b*k, n]
+    row_top, row_tokens = _row_top(keys, n)  # [b*k, n]
     if offset is not None:
         row_top = row_top + offset[:, None]
     slot = (torch.arange(b * k, device=device) % k)[:, None]
@@ -416,6 +417,29 @@ def _candidates(
     valid = flat >= 0
     valid[:, 1:] &= flat[:, 1:] != flat[:, :-1]
     return flat.clamp(min=0), valid
+
+
+_BLOCK = 128  # columns per block of ``_row_top``
+
+
+def _row_top(keys: torch.Tensor, n: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Each row's ``n`` largest entries, largest first, and their columns: ([H, n], [H, n]).
+
+    The same as ``keys.topk(n)`` (up to the order of ties) in two stages: the ``n`` blocks
+    of ``_BLOCK`` columns with the largest maxima hold every one of a row's ``n`` largest
+    entries, so topk runs over those columns only; a topk over a whole vocabulary is the
+    slowest part of a CPU step. A vocabulary that is no multiple of the block (test models)
+    takes plain topk.
+    """
+    import torch
+
+    h, v = keys.shape
+    if v % _BLOCK or v < n * _BLOCK:
+        return keys.topk(n, dim=1)
+    blocks = keys.view(h, v // _BLOCK, _BLOCK).amax(2).topk(n, dim=1).indices  # [H, n]
+    columns = (blocks[:, :, None] * _BLOCK + torch.arange(_BLOCK, device=keys.device)).view(h, -1)
+    top, where = keys.gather(1, columns).topk(n, dim=1)
+    return top, columns.gather(1, where)
 
 
 def _allocate(level: torch.Tensor, key: torch.Tensor, valid: torch.Tensor) -> torch.Tensor:

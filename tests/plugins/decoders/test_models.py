@@ -250,11 +250,11 @@ def _steps(adapter: ChatAdapter, shared: bool, groups: list[list[str]], k: int =
     out, rows = [], 0
     for group in groups:
         session.add([DecodeRequest(text=t) for t in group], k)
-        out.append(session.logprobs())
+        out.append(session.logprobs().clone())  # the session reuses the tensor
         rows += len(group) * k
         tokens = torch.arange(rows) % 5 + 3  # any tokens: the same for both paths
         session.advance(torch.arange(rows), tokens)
-    out.append(session.logprobs())
+    out.append(session.logprobs().clone())
     return out
 
 

@@ -6,7 +6,7 @@ import torch
 
 from spanaug_decoders.tries import NegativeTrie, PositiveTrie
 from spanaug_decoders.decoders import VDBADecoder
-from spanaug_decoders.vdba import SearchOptions, search
+from spanaug_decoders.vdba import SearchOptions, _row_top, search
 
 EOS, V = 0, 8
 START = V  # row of the table used before the first token
@@ -136,6 +136,20 @@ def test_sampling_varies_with_the_seed_and_keeps_constraints():
     outs = [decode([flat], positive=[PositiveTrie([[3, 4]])], sample_top_k=V, seed=s)[0] for s in range(3)]
     assert all(h and all(contains(x.tokens, [3, 4]) for x in h) for h in outs)
     assert len({h[0].tokens for h in outs}) > 1
+
+
+def test_row_top_finds_what_topk_finds():
+    gen = torch.Generator().manual_seed(0)
+    keys = torch.randn(6, 128 * 5, generator=gen)
+    keys[0, :300] = float("-inf")  # banned tokens
+    keys[1, 10:20] = 3.0  # ties
+    keys[2] = float("-inf")  # a dead row
+    for n in (1, 4, 5):
+        top, columns = _row_top(keys, n)
+        want, _ = keys.topk(n, dim=1)
+        assert torch.equal(top, want)
+        assert torch.equal(keys.gather(1, columns), top)  # each column holds its value
+        assert all(len(set(row)) == n for row in columns.tolist())
 
 
 def test_only_a_searching_decoder_promises_the_same_candidates_again():
