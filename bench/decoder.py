@@ -111,7 +111,7 @@ def main() -> None:
               f"word-level check caught {decoder.stats['caught']}/{decoder.stats['hypotheses']}", flush=True)
 
     # Untimed first: a GPU's first decode at a new batch shape pays for kernel selection and
-    # memory growth (seen on an H100: the first timed run took 3x what it took once warm).
+    # memory growth (seen on an H100, docs/results/bench-decoder.md).
     for kind in ("include", "none"):
         make().decode(requests(kind, n), args.nbest)
     run(f"include, batch {n}", make(), "include")
