@@ -6,7 +6,7 @@ pipeline could keep it (target aligned, kept spans found), and the scores a reco
 carry (alignment, adequacy, paraphrase_fluency...). ``fit`` reads that file and a file of
 judgments (``{"key": ..., "ok": true|false}`` per judged candidate) and, for a grid of
 rerank weights, counts how many rounds would keep an acceptable candidate: the weights the
-pipeline's default comes from (docs/quality.md).
+pipeline's default comes from (docs/results/rerank.md).
 
     .venv/bin/python bench/candidates.py dump --input dev.jsonl --out dev-candidates.jsonl -- --iterations 1 --beam 4 --top-m 4
     .venv/bin/python bench/candidates.py fit dev-candidates.jsonl dev-judgments.jsonl

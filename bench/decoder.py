@@ -10,7 +10,7 @@ satisfaction (every returned candidate must satisfy its constraints: 100%).
     .venv/bin/python bench/decoder.py --model smollm2-135m-instruct --beam 4 --max-length 24 --nbest 3 --write
     .venv/bin/python bench/decoder.py --model qwen2.5-coder-1.5b-instruct --beam 4 --max-length 24 --nbest 3 --write
 
-Figures go to stdout and, with ``--write``, replace this model's section of docs/benchmarks.md.
+Figures go to stdout and, with ``--write``, replace this model's section of docs/results/bench-decoder.md.
 """
 
 from __future__ import annotations
@@ -88,7 +88,7 @@ def main() -> None:
     parser.add_argument("--sentences", type=int, default=len(SENTENCES), help="how many sentences (the batch size)")
     parser.add_argument("--dtype", default="bfloat16")
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
-    parser.add_argument("--write", action="store_true", help="update docs/benchmarks.md")
+    parser.add_argument("--write", action="store_true", help="update docs/results/bench-decoder.md")
     args = parser.parse_args()
 
     opts = dict(model=args.model, beam_size=args.beam, max_length=args.max_length, dtype=args.dtype, device=args.device)
@@ -111,7 +111,7 @@ def main() -> None:
               f"word-level check caught {decoder.stats['caught']}/{decoder.stats['hypotheses']}", flush=True)
 
     # Untimed first: a GPU's first decode at a new batch shape pays for kernel selection and
-    # memory growth (seen on an H100: the first timed run took 3x what it took once warm).
+    # memory growth (seen on an H100, docs/results/bench-decoder.md).
     for kind in ("include", "none"):
         make().decode(requests(kind, n), args.nbest)
     run(f"include, batch {n}", make(), "include")
@@ -140,13 +140,13 @@ def main() -> None:
 
 
 def write_section(args: argparse.Namespace, n: int, runs: dict, ratios: list, agree: float) -> None:
-    path = Path(__file__).resolve().parents[1] / "docs" / "benchmarks.md"
-    text = path.read_text() if path.exists() else "# Benchmarks\n"
+    path = Path(__file__).resolve().parents[1] / "docs" / "results" / "bench-decoder.md"
+    text = path.read_text() if path.exists() else "# Decoder (`bench/decoder.py`)\n"
     device = torch.cuda.get_device_name() if args.device.startswith("cuda") else f"CPU ({platform.processor() or platform.machine()}, {torch.get_num_threads()} threads)"
     key = args.model if args.device == "cpu" else f"{args.model} {args.device}"  # a GPU section beside the CPU one
     lines = [
         f"<!-- bench/decoder.py {key} -->",
-        f"### Decoder: `{args.model}` on {device}",
+        f"## Decoder: `{args.model}` on {device}",
         "",
         f"`bench/decoder.py --model {args.model} --sentences {n} --beam {args.beam} --max-length {args.max_length} "
         f"--nbest {args.nbest} --dtype {args.dtype} --device {args.device}`: {n} sentences, beam {args.beam}, n-best {args.nbest}, "

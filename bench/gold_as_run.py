@@ -2,8 +2,8 @@
 
 A paraphrase keeps its source's labels, so a source the annotators reject (a garbled
 sentence, a label they read otherwise) takes all its outputs down with it. Judging the
-seeds the same way, blind among controls, gives that ceiling (docs/quality.md, "How good
-are the seeds themselves?"). Each example with a `target` span gives one record per
+seeds the same way, blind among controls, gives that ceiling (docs/results/conll2003-kept-text.md,
+"How good are the seeds themselves?"). Each example with a `target` span gives one record per
 target (that span judged, as a span job's record would be); any other gives one
 whole-sentence record, every span judged, as NER records are. Records need an
 iteration, so each says 1.

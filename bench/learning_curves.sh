@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The learning curves of docs/experiments.md, end to end: cut the pools, augment them with
-# the pipeline, train and score every (condition, fraction, seed). CPU-only figures in the
-# docs come from these commands (2 cores: about an hour and a half, most of it decoding).
+# the pipeline, train and score every (condition, fraction, seed). The CPU figures of
+# docs/results/learning-curve-*.md come from these commands (most of the time is decoding).
 #
 #   bash bench/learning_curves.sh [WORK_DIR]    # default data-cache/lc; ../shared/data must exist
 #
@@ -40,7 +40,7 @@ augment() {
   $S run --dataset jsonl --input "$1" --decoder vdba --model qwen2.5-coder-1.5b-instruct --aligner bert-span \
     --iterations 1 --beam 4 --top-m 4 --output "$2" --resume "${@:3}"
 }
-# The figures in docs/experiments.md: NER on all 250 pool sentences; SRL on the pool's first 13
+# The figures in docs/results/: NER on all 250 pool sentences; SRL on the pool's first 13
 # sentences and FrameNet on its first 40 (what 2 cores decoded in the session's time).
 augment ner-pool.jsonl run-ner --set decoder.recovery=true   # the recovery score, for the filtered curve
 augment srl-pool.jsonl run-srl --limit 13

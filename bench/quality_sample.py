@@ -1,11 +1,11 @@
-"""Draw the seed samples that docs/quality.md judges: per corpus, random examples with one target each.
+"""Draw the seed samples the judged studies of docs/results/ use: per corpus, random examples with one target each.
 
 From JSONL conversions of FrameNet 1.5 full text, UP English EWT dev and CoNLL-2003
 eng.train (``spanaug convert ... --to jsonl``), a seeded shuffle picks 40 examples per
 corpus: FrameNet sentences of 8-35 tokens with one target whose LU is a noun, verb or
 adjective (that target's annotation set kept, the others dropped), EWT sentences of 6-35
 tokens with one predicate (likewise), CoNLL sentences of 6 tokens or more with an entity.
-The first 20 of each go to ``dev.jsonl``, the next 20 to ``test.jsonl``; ``docs/judgments/``
+The first 20 of each go to ``dev.jsonl``, the next 20 to ``test.jsonl``; ``docs/results/judgments/``
 holds the verdicts on what the pipeline made of them, by record id.
 
     .venv/bin/python bench/quality_sample.py --framenet fn.jsonl --ewt ewt-dev.jsonl --conll ner-train.jsonl --out samples/

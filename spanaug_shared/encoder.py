@@ -41,7 +41,7 @@ DEFAULT_ENCODER = DEFAULT_ENCODER_PRESET.name
 # sha256 is pinned here, and docs/aligners.md records the checks its contents passed.
 MPNET_PRESET = Preset(
     name="all-mpnet-base-v2",
-    description="all-mpnet-base-v2 sentence encoder (MPNet-base, 768-d, 12 layers; ~5x slower than MiniLM on a CPU)",
+    description="all-mpnet-base-v2 sentence encoder (MPNet-base, 768-d, 12 layers; slower than MiniLM)",
     role="encoder",
     layout="zip",
     filename="model.safetensors",

@@ -49,7 +49,7 @@ class WordVectors:
         """Encode the sentences not seen before (length-sorted batches, so padding is small)."""
         # Sorted by length, then by the words: a set's order changes with Python's hash seed, and
         # so would the batches, whose padding moves the vectors in their last bits and, through
-        # training, a learning curve's cells by whole points. Which sentences share a batch
+        # training, a learning curve's cells (docs/results/learning-curve-frame-id.md). Which sentences share a batch
         # still matters; batch_size 1 makes each sentence's vectors its own (the curve's).
         todo = sorted({tuple(s) for s in sentences} - self._cache.keys(), key=lambda s: (len(s), s))
         report = progress or (lambda event: None)

@@ -37,9 +37,9 @@ _WEIGHTS: dict[tuple[str, str, str], tuple[Any, Any]] = {}
 def resolve_dtype(dtype: str, device: str) -> str:
     """``auto``: float32 on a CPU, bfloat16 on an accelerator.
 
-    CPUs without bfloat16 units (most, and this project's CI) run bfloat16 matmuls about 3x
-    slower than float32 (Qwen2.5-1.5B, 2 cores: 6.8 s vs 2.3 s a 40-row step), and
-    bfloat16 rounding makes a sentence's candidates depend on the batch it shared.
+    CPUs without bfloat16 units (most, and this project's CI) run bfloat16 matmuls several
+    times slower than float32, and bfloat16 rounding makes a sentence's candidates depend on
+    the batch it shared (docs/results/bench-pipeline.md, docs/results/decoder-checks.md).
     """
     if dtype != "auto":
         return dtype

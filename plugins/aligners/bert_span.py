@@ -10,7 +10,7 @@ A source span longer than any the head was trained on (the shipped head: 3 words
 simalign's word links instead, computed with the same encoder: a head that has only seen
 short spans reads a long one's length features as nothing it knows, and its candidates stop
 at ``max_span`` + ``k`` words, so a clausal frame element or argument could never be placed.
-On MultiMWA train the head wins up to 3 words and simalign from 4 on (docs/benchmarks.md).
+On longer spans simalign places them better than the head (docs/results/bert-span-design.md).
 
 Before either, a source span whose words occur exactly once in the paraphrase is aligned to
 that copy (``copies``): a kept span is where its words are, and the head, which sees only
@@ -62,15 +62,14 @@ class BertSpanAligner:
         copies: bool = Field(
             default=True,
             description="a source span whose words occur exactly once in the target (in their own case, else "
-            "ignoring case) is aligned to that copy with score 1, without the head (chosen on MultiMWA train; "
-            "docs/aligners.md)",
+            "ignoring case) is aligned to that copy with score 1, without the head (docs/aligners.md)",
         )
         simalign_threshold: float = Field(
             default=0.3,
             ge=0.0,
             le=1.0,
-            description="a span handed to simalign gets None under this score (0.3: best exact F1 on long spans of "
-            "MultiMWA train, and an answer for under 1% of spans deleted from the target; docs/aligners.md)",
+            description="a span handed to simalign gets None under this score, so that a span the paraphrase dropped "
+            "is not placed on a stray word (docs/results/bert-span-design.md)",
         )
 
     def __init__(self, config: Config) -> None:

@@ -15,7 +15,7 @@ much of the source span is linked into the candidate and elsewhere, whether the 
 is the links' hull (for a head trained with ``link_edges``, the hull widened at its edges by
 simalign's ``edges`` rule), BERTScore-style soft precision and recall of the two spans, and the
 share of words whose single best match falls inside the other span. Without it the head
-lost to SimAlign itself on MultiMWA (docs/benchmarks.md).
+lost to SimAlign itself on MultiMWA (docs/results/bert-span-ablations.md).
 
 The scorer is one hidden layer with batchnorm and PReLU and a sigmoid output. Its training
 target is either the soft label 2^-d(C, gold) with d the summed start/end offset distance

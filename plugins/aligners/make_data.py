@@ -272,8 +272,8 @@ def generate(
     """Span-alignment items from sentences: ``mix`` is the share of (identical, unaligned) items.
 
     ``decoder`` (a ConstrainedDecoder) turns on the paraphraser route for ``paraphrased``
-    items, ``batch_size`` requests per decoder call (a batched beam search is several times
-    faster than one sentence at a time); items it cannot produce (no candidate kept the
+    items, ``batch_size`` requests per decoder call (so the batched beam search keeps its
+    batch full); items it cannot produce (no candidate kept the
     substitute) are skipped. Items come out in sentence order either way. For a resumable
     writer: ``start`` skips to that sentence (the items an uninterrupted run makes from
     there on), and ``on_sentence(n)`` is called once all items of the first n sentences

@@ -111,13 +111,13 @@ class SimAlignAligner(ZeroShotAligner):
     class Config(ZeroShotConfig):
         threshold: float = Field(default=0.0, ge=0.0, le=1.0, description="answer None below this score (0: only when no word is linked)")
         method: Literal["argmax", "itermax"] = Field(
-            default="argmax", description="mutual argmax once, or repeated on unlinked words (argmax: chosen on MultiMWA train, docs/benchmarks.md)"
+            default="argmax", description="mutual argmax once, or repeated on unlinked words (docs/results/aligners-multimwa.md)"
         )
         rounds: int = Field(default=2, ge=1, description="itermax: argmax rounds at most")
         edges: bool = Field(
             default=True,
             description="widen the hull by an unlinked target word where the span's edge word is unlinked too "
-            "(ours, chosen on MultiMWA train; false: SimAlign's own hull; docs/aligners.md)",
+            "(ours; false: SimAlign's own hull; docs/aligners.md)",
         )
         alpha: float = Field(default=0.9, gt=0.0, le=1.0, description="itermax: weight of a pair whose other word is already linked")
 

@@ -53,13 +53,11 @@ class ConllSrl:
     """CoNLL SRL (CoNLL-U Plus / Universal PropBank, CoNLL-2005, CoNLL-2012): predicates and arguments as spans."""
 
     name: ClassVar[str] = "conll-srl"
-    # Copulas and auxiliaries: a fifth of UP EWT's predicates, and their paraphrases kept the
-    # meaning 15% of the time against 38% for other predicates (docs/quality.md). "be" alone
-    # is the label where a CoNLL-2005 file has no frameset column; do.02 ("act") rewrites well.
-    # By the UPOS CoNLL-U Plus gives each predicate: nominal predicates' paraphrases were accepted
-    # least in each of five judged UP EWT samples, 15 of 63 in all against 113 of 220 for verbs
-    # (docs/quality.md); auxiliaries (perfect "have", have.01: "I [have] long been") carry tense,
-    # not a meaning to reword. CoNLL-2005/2012 predicates carry no pos: skip_labels still serves.
+    # Copulas, auxiliary "do" and nominal predicates are left alone: their paraphrases seldom keep
+    # the meaning (docs/results/srl-skips.md). "be" alone is the label where a CoNLL-2005 file has
+    # no frameset column; do.02 ("act") rewrites well. Auxiliaries by UPOS (perfect "have",
+    # have.01: "I [have] long been") carry tense, not a meaning to reword. CoNLL-2005/2012
+    # predicates carry no pos: skip_labels still serves.
     suggested_settings: ClassVar[dict[str, Any]] = {"skip_labels": ["be", "be.*", "do.01"], "skip_pos": ["NOUN", "AUX"]}
 
     class Config(ComponentConfig):

@@ -52,7 +52,7 @@ DEFAULT_AVOID_HINT = "\nReplace {avoid} with a word or phrase of the same meanin
 # What fills the avoid hint's {prefer} when a lexicon offers words for the span ("" when it
 # offers none). Offered, not imposed: the model still picks what fits the sentence, but a
 # word the label's lexicon lists is a word that keeps the label (FrameNet: "attempts" for
-# efforts, where the model alone wrote "ability"; docs/quality.md).
+# efforts, where the model alone wrote "ability"; docs/results/framenet-lexicon.md).
 DEFAULT_PREFER_HINT = " (such as {words})"
 Example = tuple[str, str]
 # Hand-written (sentence, paraphrase) turns shown before the sentence to paraphrase. Each
@@ -264,8 +264,8 @@ class _Seq2SeqSession:
 _FORCED_ROWS = 8
 
 
-# Per tokenizer (and its size, should tokens be added): decoding a whole vocabulary takes
-# about 0.5 s for Qwen's, which every adapter over shared weights would otherwise repeat.
+# Per tokenizer (and its size, should tokens be added): decoding a whole vocabulary is slow for
+# a large one (Qwen's 152k entries), and every adapter over shared weights would otherwise repeat it.
 _BREAKS: weakref.WeakKeyDictionary[Any, tuple[int, tuple[int, ...]]] = weakref.WeakKeyDictionary()
 
 

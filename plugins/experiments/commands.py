@@ -171,9 +171,9 @@ def learning_curve_command(
 
             c = trainer.config
             # One sentence a batch: a batch's size and padding move a vector's last bits, so with
-            # batches a cell's F1 depended on which sentences earlier cells had encoded (one gold
-            # Frame ID cell gave 9.39 after the others and 9.61 alone). Encoding is a small part
-            # of a curve; alone, it costs about 1.7x on CPU.
+            # batches a cell's F1 depended on which sentences earlier cells had encoded
+            # (docs/results/learning-curve-frame-id.md). Encoding is a small part of a curve, so
+            # the slower unbatched encoding costs little.
             trainer.vectors = shared.setdefault("vectors", WordVectors(c.encoder, c.device, c.max_length, batch_size=1))
         metrics = trainer.train(examples, dev, model_dir)
         return metrics, trainer.evaluate(model_dir, test)

@@ -15,7 +15,7 @@ The pipeline asks the filter for the score of every candidate (``score``) so tha
 rerank the n-best by it (``PipelineSettings.rerank``); every record then carries
 ``adequacy``, and ``check`` reads it from the record instead of encoding again. The
 shipped model (``heads/adequacy/adequacy.json``, 14 weights) records how it was trained
-and its MRPC test scores; docs/quality.md reports them.
+and its MRPC test scores (docs/results/adequacy-mrpc.md).
 """
 
 from __future__ import annotations
@@ -228,7 +228,7 @@ class AdequacyFilter:
 
     class Config(ComponentConfig):
         threshold: float = Field(
-            default=0.7, ge=0.0, le=1.0, description="smallest adequacy (paraphrase probability) kept; 0.7 was chosen on judged dev outputs"
+            default=0.7, ge=0.0, le=1.0, description="smallest adequacy (paraphrase probability) kept (how it was chosen: docs/results/rerank.md)"
         )
         model: Path | None = Field(default=None, description="model written by `spanaug train adequacy` (default: the shipped one)")
         encoder: str | None = Field(default=None, description="encoder preset or folder (default: the one the model was trained with)")

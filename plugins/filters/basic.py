@@ -105,7 +105,7 @@ class FluencyFilter(_ScoreFilter):
     class Config(ComponentConfig):
         min_score: float = Field(
             default=-0.35,
-            description="smallest paraphrase_fluency kept (0: as likely per token as the source; -0.35 was chosen on judged dev outputs)",
+            description="smallest paraphrase_fluency kept (0: as likely per token as the source; docs/results/rerank.md)",
         )
 
 
@@ -113,7 +113,7 @@ class RecoveryFilter(_ScoreFilter):
     """Keep records from which the paraphrase model recovers the source nearly as well as from the source itself.
 
     Reads the decoder's ``recovery`` score (``--set decoder.recovery=true``): a paraphrase
-    that dropped or changed a fact scores far below 0 (docs/quality.md).
+    that dropped or changed a fact scores far below 0 (docs/results/recovery.md).
     """
 
     name: ClassVar[str] = "recovery"
@@ -124,7 +124,7 @@ class RecoveryFilter(_ScoreFilter):
         min_score: float = Field(
             default=-0.5,
             description="smallest paraphrase_recovery kept (0: the source as likely from the paraphrase as from itself; "
-            "-0.5 was chosen on judged dev candidates)",
+            "docs/results/recovery.md)",
         )
 
 

@@ -49,8 +49,8 @@ class SenseFilter:
     class Config(ComponentConfig):
         min_score: float = Field(
             default=1.0,
-            description="keep a record when log P(yes) - log P(no) reaches this; the model leans to yes, so 0 drops almost "
-            "nothing (1.0 chosen on the judged dev candidates, docs/quality.md)",
+            description="keep a record when log P(yes) - log P(no) reaches this; the model leans to yes, so the cut is above 0 "
+            "(docs/results/sense-filter.md)",
         )
         model: str | None = Field(
             default=None, description="model to ask (preset, folder or GGUF); None: the model that wrote the record"

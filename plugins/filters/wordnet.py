@@ -10,7 +10,7 @@ uranium and plutonium) are two links apart and so are dropped. The check is
 task-agnostic: it compares the two spans' words, for FrameNet targets and SRL predicates
 alike; FrameNet records can also be held to their frame's lexicon (``frame-lexicon``).
 WordNet is coarse both ways ("ratified" is listed with *signed*; "finest" is not near
-*best*), so this trades recall for precision; docs/quality.md gives the figures.
+*best*), so this trades recall for precision (docs/results/wordnet-filter.md).
 """
 
 from __future__ import annotations
@@ -37,12 +37,12 @@ class WordNetFilter:
         links: Literal[1, 2] = Field(
             default=1,
             description="1: the spans share a synset or one is a link away from the other; 2: they may also share a "
-            "neighbour, siblings such as month and year included (more recall, less precision; docs/quality.md)",
+            "neighbour, siblings such as month and year included (more recall, less precision; docs/results/wordnet-filter.md)",
         )
         unknown: bool = Field(
             default=False,
             description="keep a record when WordNet knows the source span or the new one not at all (names, numbers); "
-            "false drops it (chosen on judged dev outputs, docs/quality.md)",
+            "false drops it (docs/results/wordnet-filter.md)",
         )
 
     def __init__(self, config: Config) -> None:

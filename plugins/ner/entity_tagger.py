@@ -8,7 +8,7 @@ the record's own tokens; the record is kept when the tagger finds every entity w
 same boundaries and a type that ``labels`` maps the entity's label to. The check is
 strict on purpose. A small tagger misses many entities, so what it keeps are mostly the
 paraphrases of the few seeds whose every entity it reads; where it reads a disputed gold
-label as the corpus does, it keeps that seed's errors too (docs/quality.md measures both).
+label as the corpus does, it keeps that seed's errors too (docs/results/conll2003-kept-text.md).
 """
 
 from __future__ import annotations
