@@ -16,11 +16,14 @@ sentence early, so every step has the full batch). Forward hooks time the model'
 forward passes (synchronised on CUDA); the rest of the step is the bookkeeping.
 
 ``--baseline REV`` also runs the search code of git revision REV (``vdba.py``,
-``tries.py``, ``adapters.py`` taken from git into a temporary package) on the same
-model and requests, alternating with the working tree's, best of ``--rounds`` each.
+``tries.py``, ``adapters.py`` taken from git into a temporary package; or from a folder
+that ``--export`` filled, where there is no git history) on the same model and
+requests, alternating with the working tree's, best of ``--rounds`` each.
+``--requests N`` then decodes N requests through continuous batching, ``--batch`` in
+flight, with each code: requests an hour, prompts and joins included.
 
-    .venv/bin/python bench/step.py --baseline HEAD            # CPU proxy, thin layers
-    python bench/step.py --device cuda --full --baseline REV  # on a GPU: the real model's shapes
+    .venv/bin/python bench/step.py --baseline c0ab539           # CPU proxy, thin layers
+    python bench/step.py --device cuda --full --baseline DIR --requests 640 --batch 160  # on a GPU (bench/gpu.sh)
 """
 
 from __future__ import annotations
@@ -69,18 +72,25 @@ def requests(n: int, avoid: int) -> list[DecodeRequest]:
 
 
 def search_code(rev: str | None) -> dict[str, ModuleType]:
-    """The search modules of the working tree (``rev`` None) or of git revision ``rev``."""
+    """The search modules of the working tree (``rev`` None), of git revision ``rev``, or of
+    a folder ``rev`` holding them (a machine without the repository's history: ``--export``)."""
     if rev is None:
         return {name: importlib.import_module(f"spanaug_decoders.{name}") for name in SEARCH_MODULES}
-    package = "spanaug_decoders_at_" + "".join(c if c.isalnum() else "_" for c in rev)
+    package = "spanaug_decoders_at_" + "".join(c if c.isalnum() else "_" for c in Path(rev).name)
     folder = Path(tempfile.mkdtemp(prefix="spanaug-bench-")) / package
     folder.mkdir()
     (folder / "__init__.py").write_text("")
     for name in SEARCH_MODULES:
-        text = subprocess.run(["git", "show", f"{rev}:plugins/decoders/{name}.py"], cwd=ROOT, check=True, capture_output=True, text=True).stdout
-        (folder / f"{name}.py").write_text(text.replace("spanaug_decoders.", f"{package}."))
+        (folder / f"{name}.py").write_text(module_text(rev, name).replace("spanaug_decoders.", f"{package}."))
     sys.path.insert(0, str(folder.parent))
     return {name: importlib.import_module(f"{package}.{name}") for name in SEARCH_MODULES}
+
+
+def module_text(rev: str, name: str) -> str:
+    """The source of search module ``name`` at git revision ``rev``, or in folder ``rev``."""
+    if Path(rev).is_dir():
+        return (Path(rev) / f"{name}.py").read_text()
+    return subprocess.run(["git", "show", f"{rev}:plugins/decoders/{name}.py"], cwd=ROOT, check=True, capture_output=True, text=True).stdout
 
 
 def load_tokenizer(name_or_path: str) -> Any:
@@ -108,8 +118,13 @@ def build_model(args: argparse.Namespace, vocab: int) -> Any:
     config = Qwen2Config(vocab_size=vocab, tie_word_embeddings=True, max_position_embeddings=4096, **shape)
     torch.manual_seed(0)
     dtype = {"auto": torch.float32 if args.device == "cpu" else torch.bfloat16, "float32": torch.float32, "bfloat16": torch.bfloat16}[args.dtype]
-    with torch.device(args.device):
-        model = Qwen2ForCausalLM(config).to(dtype)
+    default = torch.get_default_dtype()
+    torch.set_default_dtype(dtype)  # built in its dtype: a float32 copy of 1.5B weights first would double the memory
+    try:
+        with torch.device(args.device):
+            model = Qwen2ForCausalLM(config)
+    finally:
+        torch.set_default_dtype(default)
     return model.eval()
 
 
@@ -159,6 +174,30 @@ def run(code: dict[str, ModuleType], adapter: Any, clock: ForwardClock, reqs: li
     return {"steps": steps, "step_s": total / steps, "forward_s": clock.seconds / steps, "rows": len(reqs) * args.beam}
 
 
+def throughput(code: dict[str, ModuleType], adapter: Any, reqs: list[DecodeRequest], args: argparse.Namespace) -> dict[str, float]:
+    """``args.requests`` requests through continuous batching, ``args.batch`` in flight, each
+    decoding ``args.steps`` tokens (random weights rarely end earlier): requests an hour."""
+    tries, vdba = code["tries"], code["vdba"]
+    options = vdba.SearchOptions(beam_size=args.beam, prune=None, sample_top_k=None, length_penalty=1.0, seed=0)
+    search = vdba.BeamSearch(adapter.start(True), adapter.end_ids, options)
+    queue = [reqs[i % len(reqs)] for i in range(args.requests)]
+    sync = torch.cuda.synchronize if adapter.device.type == "cuda" else (lambda: None)
+    done = steps = 0
+    sync()
+    t0 = time.perf_counter()
+    while done < args.requests:
+        while queue and len(search) < args.batch:
+            request = queue.pop()
+            include = [adapter.encode_phrase(p) for p in request.constraints.include]
+            avoid = [v for p in request.constraints.avoid for v in adapter.encode_phrase(p)]
+            search.add(done + len(queue), request, tries.PositiveTrie.from_alternatives(include), tries.NegativeTrie(avoid), args.steps)
+        done += len(search.step())
+        steps += 1
+    sync()
+    seconds = time.perf_counter() - t0
+    return {"requests": args.requests, "seconds": seconds, "steps": steps, "requests_per_h": args.requests / seconds * 3600}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--device", default="cpu")
@@ -174,7 +213,15 @@ def main() -> None:
     parser.add_argument("--tokenizer", default="qwen2.5-coder-1.5b-instruct", help="a preset or a folder with a tokenizer")
     parser.add_argument("--baseline", default=None, help="git revision whose search code to time beside the working tree's")
     parser.add_argument("--json", default=None, help="also write the figures to this file")
+    parser.add_argument("--requests", type=int, default=0, help="also decode this many requests, --batch in flight (throughput)")
+    parser.add_argument("--batch", type=int, default=80, help="sentences in flight for --requests")
+    parser.add_argument("--export", default=None, help="write the --baseline revision's search modules to this folder and stop")
     args = parser.parse_args()
+    if args.export:
+        Path(args.export).mkdir(parents=True, exist_ok=True)
+        for name in SEARCH_MODULES:
+            (Path(args.export) / f"{name}.py").write_text(module_text(args.baseline, name))
+        return
 
     tokenizer = load_tokenizer(args.tokenizer)
     model = build_model(args, len(tokenizer))
@@ -208,6 +255,14 @@ def main() -> None:
         summary["rest_ratio"] = best["new"]["rest_s"] / best["old"]["rest_s"]
         summary["step_speedup"] = best["old"]["step_s"] / best["new"]["step_s"]
         print(f"rest new/old: {summary['rest_ratio']:.3f}; step speedup old/new: {summary['step_speedup']:.2f}x")
+    if args.requests:
+        print(f"{args.requests} requests, {args.batch} in flight, {args.steps} tokens each:")
+        for name in codes:
+            summary[f"throughput_{name}"] = got = throughput(codes[name], adapters[name], reqs, args)
+            print(f"  {name}: {got['seconds']:.1f} s, {got['steps']} steps, {got['requests_per_h']:,.0f} requests/h")
+        if "old" in codes:
+            summary["throughput_speedup"] = summary["throughput_new"]["requests_per_h"] / summary["throughput_old"]["requests_per_h"]
+            print(f"  new/old: {summary['throughput_speedup']:.2f}x")
     print(json.dumps(summary))
     if args.json:
         Path(args.json).write_text(json.dumps(summary, indent=2))
