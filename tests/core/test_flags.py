@@ -10,7 +10,8 @@ from pydantic import Field
 from spanaug_core.cli import main
 from spanaug_core.config import RunConfig
 from spanaug_core.errors import SpanaugError
-from spanaug_core.flags import flag, run_flags
+from spanaug_core.cli import run_flags
+from spanaug_core.flags import flag
 from spanaug_core.hookspecs import hookimpl
 from spanaug_core.protocols import DecoderConfig
 from spanaug_decoders.decoders import VDBADecoder

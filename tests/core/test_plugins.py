@@ -198,9 +198,9 @@ class CountingEngine:
         self.config = config
 
     @contextmanager
-    def start(self, config, registry, progress=None):  # type: ignore[no-untyped-def]
+    def start(self, plan, progress=None):  # type: ignore[no-untyped-def]
         CountingEngine.started += 1
-        yield Pipeline.from_config(config, registry, progress)
+        yield Pipeline.from_plan(plan, progress)
 
 
 class EveryHookPlugin:

@@ -10,7 +10,7 @@ import spanaug_expanders
 import spanaug_filters
 import spanaug_jsonl
 from doubles import DoublesPlugin, SynonymDecoder
-from pydantic import ConfigDict
+from pydantic import ConfigDict, model_validator
 from spanaug_jsonl.dataset import JsonlDataset
 
 from spanaug_core.config import load_run_config
@@ -215,7 +215,7 @@ def test_the_manifest_keeps_every_component_option_with_its_default(run_registry
     options = json.loads((tmp_path / "out" / "manifest.json").read_text())["options"]
     assert options["expander"]["max_variants"] == 64  # not set: the default is written down
     assert options["filters"][1] == {"max_iteration": 2}
-    assert set(options) == {"dataset", "expander", "decoder", "aligner", "filters"}
+    assert set(options) == {"dataset", "expander", "decoder", "aligner", "filters", "lexicon"} and options["lexicon"] is None
 
 
 def test_resume_refuses_a_component_default_that_changed_since_the_run_began(run_registry, tmp_path) -> None:
@@ -273,8 +273,34 @@ class OpaquePlugin:
 
 def test_an_option_json_cannot_hold_is_recorded_by_its_type(run_registry, tmp_path) -> None:
     run_registry.add_plugin(OpaquePlugin(), "opaque")
-    options = resolved_component_options(config_for(tmp_path, **{"decoder.name": "opaque"}), run_registry)
+    options = resolved_component_options(run_registry.plan(config_for(tmp_path, **{"decoder.name": "opaque"})))
     assert options["decoder"]["handle"] == "<Opaque>"
+
+
+class CountedDecoder(SynonymDecoder):
+    """The synonym double, counting how often its options are validated."""
+
+    name = "counted"
+    validated = 0
+
+    class Config(SynonymDecoder.Config):
+        @model_validator(mode="after")
+        def _count(self):  # type: ignore[no-untyped-def]
+            CountedDecoder.validated += 1
+            return self
+
+
+class CountedPlugin:
+    @hookimpl
+    def register_decoders(self, register):  # type: ignore[no-untyped-def]
+        register(CountedDecoder)
+
+
+def test_a_run_validates_each_component_option_once(run_registry, tmp_path) -> None:
+    run_registry.add_plugin(CountedPlugin(), "counted")
+    CountedDecoder.validated = 0
+    execute(config_for(tmp_path, n=2, **{"decoder.name": "counted", "decoder.beam_size": 4}), registry=run_registry)
+    assert CountedDecoder.validated == 1
 
 
 class SuggestingPlugin:
@@ -348,6 +374,20 @@ def test_a_suggested_lexicon_offers_its_words_and_null_turns_it_off(run_registry
     # `--set lexicon=null` is a setting given: the suggestion does not apply.
     off = load_run_config(None, {"dataset.name": "suggesting"}, ["lexicon=null"])
     assert off.lexicon is None and with_suggested_settings(off, run_registry) == (off, {})
+
+
+def test_the_lexicon_options_reach_the_manifest_and_resume_checks_them(run_registry, tmp_path) -> None:
+    run_registry.add_plugin(LexiconPlugin(), "lexicon")
+    execute(config_for(tmp_path, limit=2, iterations=1, lexicon="table"), registry=run_registry)
+    manifest_path = tmp_path / "out" / "manifest.json"
+    manifest = json.loads(manifest_path.read_text())
+    assert manifest["options"]["lexicon"] == {"words": ["verify", "support"]}  # not set: the default is written down
+    manifest["options"]["lexicon"]["words"] = ["verify"]  # as if an older spanaug's default had been this
+    manifest_path.write_text(json.dumps(manifest))
+    with pytest.raises(RunStateError, match=r"differs in lexicon\.words \(lexicon\.words: the run had \['verify'\], now \['verify', 'support'\]\)"):
+        execute(config_for(tmp_path, iterations=1, lexicon="table"), registry=run_registry, resume=True)
+    resumed = config_for(tmp_path, iterations=1, lexicon={"name": "table", "words": ["verify"]})
+    assert execute(resumed, registry=run_registry, resume=True).status == "completed"
 
 
 def test_lexicon_options_without_a_name_are_refused(tmp_path) -> None:
