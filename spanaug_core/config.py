@@ -30,11 +30,16 @@ from spanaug_core.flags import flag
 from spanaug_core.kinds import SECTIONS, Section
 from spanaug_core.settings import ComponentSpec, PipelineSettings
 
-__all__ = ["BEFORE_ADDED", "ComponentSpec", "PipelineSettings", "RunConfig", "load_run_config"]
+__all__ = ["BEFORE_ADDED", "REMOVED", "ComponentSpec", "PipelineSettings", "RunConfig", "load_run_config"]
 
 # Settings added after runs could already be resumed, with the value that reproduces what a
 # run started before them did (a resumed run must go on as it began).
 BEFORE_ADDED: dict[str, Any] = {"avoid_words": False, "rerank": {"alignment": 1.0}, "min_words": 0, "keep_copies": False, "filter_candidates": False, "content_targets": False}
+
+# Settings a run may have begun with that spanaug no longer has, none of which changed a
+# record: a resume does not compare them. batch_size (requests per call of a decoder that
+# cannot stream) became the decoder's own batch_size, which --batch-size now sets.
+REMOVED: frozenset[str] = frozenset({"batch_size"})
 
 
 class _RunSettings(PipelineSettings):

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from spanaug_core import __version__
-from spanaug_core.config import BEFORE_ADDED, RunConfig
+from spanaug_core.config import BEFORE_ADDED, REMOVED, RunConfig
 from spanaug_core.errors import RunStateError
 from spanaug_core.files import ensure_folder, replace_json
 from spanaug_core.kinds import SECTIONS
@@ -156,7 +156,7 @@ class RunStore:
         decoder's prompt, a filter's threshold) is caught, and writing out a value the run
         had by default is no change. A run from before that compares the options as written.
         """
-        before = self.manifest.get("fingerprint", {})
+        before = {k: v for k, v in self.manifest.get("fingerprint", {}).items() if k not in REMOVED}
         now = self.config.fingerprint()
         # A setting added to spanaug after the run started counts as what the run did without it.
         defaults = {**type(self.config)().fingerprint(), **BEFORE_ADDED}

@@ -220,7 +220,7 @@ class Pipeline:
         queue = RequestQueue(refill)
         for run in runs.values():
             issue(run)
-        stream = stream_decode(self.decoder, queue, top_m, self.settings.batch_size)
+        stream = stream_decode(self.decoder, queue, top_m)
         while True:
             t0 = time.perf_counter()
             finished = next(stream, None)

@@ -32,10 +32,16 @@ class ComponentConfig(BaseModel):
 
 
 class DecoderConfig(ComponentConfig):
-    """Options every decoder understands (``--model`` and ``--beam`` set these)."""
+    """Options every decoder understands (``--beam`` and ``--batch-size`` set these)."""
 
-    model: str | None = Field(default=None, description="paraphrase model: a preset name or a local path", json_schema_extra=flag("--model"))
     beam_size: int = Field(default=10, ge=1, description="beam width", json_schema_extra=flag("--beam"))
+    batch_size: int = Field(
+        default=20,
+        ge=1,
+        description="sentences the decoder decodes together (vdba: in flight at once; a decoder without a stream "
+        "is handed this many per call)",
+        json_schema_extra=flag("--batch-size"),
+    )
 
 
 class AlignerConfig(ComponentConfig):

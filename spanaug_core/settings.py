@@ -88,9 +88,3 @@ class PipelineSettings(BaseModel):
         "the function word of a rewording (\"signed\" as the \"into\" of \"entered into\") is no alignment "
         "(false: any span it finds; docs/quality.md)",
     )
-    batch_size: int = Field(
-        default=16,
-        ge=1,
-        description="sentences per call of a decoder that cannot stream (vdba keeps decoder.batch_size full)",
-        json_schema_extra=flag("--batch-size"),
-    )

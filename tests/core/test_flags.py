@@ -34,6 +34,14 @@ def test_a_flag_shows_the_default_of_the_setting_it_sets(installed_registry) -> 
     assert flags["--chain"].type is bool
 
 
+def test_batch_size_is_the_decoders_and_says_what_it_does(installed_registry) -> None:
+    flags = by_name(installed_registry)
+    assert flags["--batch-size"].setting == "decoder.batch_size"
+    assert "a decoder without a stream is handed this many per call" in flags["--batch-size"].help
+    assert f"[default: {VDBADecoder.Config().batch_size}]" in flags["--batch-size"].help
+    assert "batch_size" not in RunConfig.model_fields  # one name, one meaning: the decoder's
+
+
 class _Plugin:
     def __init__(self, *decoders: type) -> None:
         self.decoders = decoders

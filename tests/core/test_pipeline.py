@@ -15,9 +15,10 @@ from spanaug_expanders.inflect import InflectExpander
 from spanaug_filters.basic import MaxIterationFilter
 
 
-def make(iterations: int = 10, filters=(), decoder=None, aligner=None, **settings) -> Pipeline:
+def make(iterations: int = 10, filters=(), decoder=None, aligner=None, batch_size: int | None = None, **settings) -> Pipeline:
+    sizes = {} if batch_size is None else {"batch_size": batch_size}  # the decoder's, a plain decoder's batches
     return Pipeline(
-        decoder=decoder or SynonymDecoder(SynonymDecoder.Config()),
+        decoder=decoder or SynonymDecoder(SynonymDecoder.Config(**sizes)),
         aligner=aligner or DiffAligner(DiffAligner.Config()),
         expander=InflectExpander(InflectExpander.Config()),
         filters=list(filters),
@@ -546,10 +547,10 @@ def test_a_lexicon_offers_words_each_round_that_the_round_before_has_not_used() 
 def test_offered_words_survive_a_resume() -> None:
     def piped() -> Pipeline:
         return Pipeline(
-            decoder=SynonymDecoder(SynonymDecoder.Config()),
+            decoder=SynonymDecoder(SynonymDecoder.Config(batch_size=2)),
             aligner=DiffAligner(DiffAligner.Config()),
             expander=InflectExpander(InflectExpander.Config()),
-            settings=PipelineSettings(iterations=3, batch_size=2),
+            settings=PipelineSettings(iterations=3),
             lexicon=_Lexicon({"corroborate": ["confirm", "verify", "support"]}),
         )
 

@@ -57,7 +57,7 @@ def config_for(tmp_path: Path, n: int = 9, **flags):
         "aligner.name": "diff",
         "output": str(tmp_path / "out"),
         "commit_every_s": 0,  # commit at every checkpoint
-        "batch_size": 3,
+        "decoder.batch_size": 3,
         "iterations": 3,
     }
     base.update(flags)
@@ -77,7 +77,7 @@ def test_a_run_writes_records_rejections_and_manifest(tmp_path, run_registry) ->
     assert summary.status == manifest["status"] == "completed"
     assert manifest["counts"]["accepted"] == len(records) > 0
     assert manifest["progress"]["examples_done"] == 9 and manifest["progress"]["last_example_id"] == "s8"
-    assert manifest["config"]["decoder"] == {"name": "synonym"} and "python" in manifest["versions"]
+    assert manifest["config"]["decoder"] == {"name": "synonym", "batch_size": 3} and "python" in manifest["versions"]
     assert all(r.iteration <= 2 for r in records)
     rejected = [json.loads(line) for line in (out / "rejected.jsonl").read_text().splitlines()]
     reasons = {r["reason"] for r in rejected}
@@ -388,6 +388,15 @@ def test_the_lexicon_options_reach_the_manifest_and_resume_checks_them(run_regis
         execute(config_for(tmp_path, iterations=1, lexicon="table"), registry=run_registry, resume=True)
     resumed = config_for(tmp_path, iterations=1, lexicon={"name": "table", "words": ["verify"]})
     assert execute(resumed, registry=run_registry, resume=True).status == "completed"
+
+
+def test_a_run_begun_with_the_pipeline_batch_size_resumes(run_registry, tmp_path) -> None:
+    execute(config_for(tmp_path, limit=4), registry=run_registry)
+    manifest_path = tmp_path / "out" / "manifest.json"
+    manifest = json.loads(manifest_path.read_text())
+    manifest["fingerprint"]["batch_size"] = 16  # the setting --batch-size set before the decoder's option took the flag
+    manifest_path.write_text(json.dumps(manifest))
+    assert execute(config_for(tmp_path), registry=run_registry, resume=True).status == "completed"
 
 
 def test_lexicon_options_without_a_name_are_refused(tmp_path) -> None:

@@ -71,7 +71,7 @@ def flags_for(tmp_path: Path, out: str, n: int = 10, **more: object) -> dict[str
         "aligner.name": "diff",
         "output": str(tmp_path / out),
         "iterations": 3,
-        "batch_size": 3,
+        "decoder.batch_size": 3,
         "commit_every_s": 0,
     }
     flags.update(more)
