@@ -89,7 +89,7 @@ def found_target(attempt: Attempt, rank: int, content: bool) -> Alignment | None
 
     The latter is the aligner settling on the closed-class part of a rewording ("signed"
     found as the "into" of "entered into", "lacking" as "of" in "short of", "having" as
-    "with"): of 21 judged such records, 2 were acceptable (docs/quality.md).
+    "with"), which judges seldom accept (docs/results/srl-skips.md).
     """
     found = attempt.target[rank]
     if found is None or found.span is None:
