@@ -270,8 +270,11 @@ def _kind(kind: str) -> str:
 @lru_cache(maxsize=1)
 def _core_plugin() -> Any:
     """The module of the core's own components, found through its entry point like any plugin's."""
-    (entry,) = importlib.metadata.entry_points(group=ENTRY_POINT_GROUP, name=CORE_PLUGIN)
-    return entry.load()
+    found = list(importlib.metadata.entry_points(group=ENTRY_POINT_GROUP, name=CORE_PLUGIN))
+    if len(found) != 1:
+        # An install from before the core had an entry point: its metadata names no "core".
+        raise SpanaugError(f"spanaug's '{CORE_PLUGIN}' entry point is not installed; reinstall spanaug (make setup, or pip install -e .)")
+    return found[0].load()
 
 
 def build(
