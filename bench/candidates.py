@@ -29,7 +29,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from spanaug_core import pipeline
+from spanaug_core import choices, pipeline
 from spanaug_core.cli import main as spanaug
 
 
@@ -42,9 +42,9 @@ def dump(input_path: Path, out: Path, run_args: list[str]) -> None:
         for rank, cand in enumerate(attempt.nbest):
             found = attempt.target[rank] if job.span is not None else None
             span = found.span if found is not None else None
-            viable = pipeline.keepable(attempt, rank, settings)
+            viable = choices.keepable(attempt, rank, settings)
             scored = attempt.scored[rank] if attempt.scored else {}
-            scores = pipeline.candidate_scores(cand, found.score if found is not None else 1.0, rank, scored)
+            scores = choices.candidate_scores(cand, found.score if found is not None else 1.0, rank, scored)
             source = attempt.run.example
             rows.append({
                 "key": f"{source.id}/s{job.target}/it{attempt.run.iteration}/r{rank}",
@@ -62,7 +62,7 @@ def dump(input_path: Path, out: Path, run_args: list[str]) -> None:
             })
         return original(attempt, settings)
 
-    pipeline.ranked_choices = recording
+    pipeline.ranked_choices = recording  # the name the pipeline calls it by
     with tempfile.TemporaryDirectory() as folder:
         code = spanaug(["run", "--dataset", "jsonl", "--input", str(input_path), "--output", str(Path(folder) / "run"), *run_args])
         if code:

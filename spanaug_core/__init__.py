@@ -1,11 +1,13 @@
 """spanaug: grow span-labeled datasets by iterative constrained paraphrasing and span alignment.
 
 The core is small and imports nothing heavy: the data model (:mod:`types`), the component
-protocols, the plugin registry, the run configuration and the iterative pipeline. Models,
+protocols, the plugin registry, the run configuration, the iterative pipeline and what it
+yields (records, and ``Rejection``: what a filter dropped, why a span stopped). Models,
 datasets and aligners live in plugins.
 """
 
 from spanaug_core.errors import ConfigError, DataError, SpanaugError, UnknownComponentError
+from spanaug_core.outcomes import Rejection
 from spanaug_core.plugins import Registry, build, create, default_registry
 from spanaug_core.protocols import (
     AlignerConfig,
@@ -43,6 +45,7 @@ __all__ = [
     "FilterContext",
     "ProgressEvent",
     "Registry",
+    "Rejection",
     "Span",
     "SpanaugError",
     "UnknownComponentError",

@@ -1,7 +1,8 @@
 """The run configuration: one pydantic model from file, flags and ``--set`` overrides.
 
-A run names its components (dataset, expander, decoder, aligner, filters) as tables
-whose ``name`` picks the plugin and whose other keys are that component's options::
+A run names its components in one section per kind it is made of (dataset, expander,
+decoder, aligner, filters, lexicon, engine: the table in ``spanaug_core.kinds``), each a
+table whose ``name`` picks the plugin and whose other keys are that component's options::
 
     iterations = 5
     [decoder]
@@ -18,127 +19,41 @@ from __future__ import annotations
 import tomllib
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import Field, ValidationError, create_model, model_validator
+from pydantic.fields import FieldInfo
 
 from spanaug_core.errors import ConfigError
 from spanaug_core.flags import flag
+from spanaug_core.kinds import SECTIONS, Section
+from spanaug_core.settings import ComponentSpec, PipelineSettings
 
-
-class ComponentSpec(BaseModel):
-    """A component by name plus its options (every key other than ``name``)."""
-
-    model_config = ConfigDict(extra="allow", frozen=True)
-
-    name: str
-
-    @property
-    def options(self) -> dict[str, Any]:
-        return dict(self.model_extra or {})
-
-
-class PipelineSettings(BaseModel):
-    """How the iterative loop runs (Culkin et al. 2021, §5)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    iterations: int = Field(default=10, ge=1, description="rounds of paraphrase + align per span", json_schema_extra=flag("--iterations"))
-    top_m: int = Field(default=20, ge=1, description="candidates the aligner scores per round", json_schema_extra=flag("--top-m"))
-    chain: bool = Field(
-        default=False, description="paraphrase the previous output instead of the original", json_schema_extra=flag("--chain")
-    )
-    rewrite_roles: list[str] = Field(default=["target"], description="span roles that are rewritten")
-    skip_labels: list[str] = Field(
-        default=[],
-        description="labels (shell patterns) of spans left alone though their role is rewritten; a dataset may suggest "
-        "some (conll-srl: PropBank copulas and auxiliaries, whose paraphrases rarely keep the meaning; docs/quality.md)",
-    )
-    skip_pos: list[str] = Field(
-        default=[],
-        description="parts of speech of spans left alone though their role is rewritten, as a reader gives them in a "
-        "span's attrs[\"pos\"] (conll-srl: each CoNLL-U Plus predicate's UPOS; it suggests NOUN and AUX: nominal "
-        "predicates' paraphrases rarely keep the label, auxiliaries carry tense, not a meaning; docs/quality.md)",
-    )
-    keep_roles: list[str] = Field(default=["argument", "entity"], description="span roles carried into the paraphrase")
-    avoid_words: bool = Field(
-        default=True,
-        description="when a span aligns to several words, also avoid each content word of it (and its forms) "
-        "that the sentence has nowhere else, not only the whole phrase",
-    )
-    min_words: int = Field(
-        default=3,
-        ge=0,
-        description="paraphrase a sentence with no span to rewrite (NER) only if it has at least this many words "
-        "(letters, no digits) outside its kept spans: a table row or score line (\"Leeds 22 6 0 16 555 745 12\") has nothing to paraphrase",
-    )
-    rerank: dict[str, float] = Field(
-        default={"alignment": 1.0},
-        description="how a round chooses among its candidates: the one with the largest sum of weight x score, "
-        "over the record scores named here (alignment, adequacy, paraphrase_fluency...; ties: the decoder's order); "
-        "a score no component gives is an error",
-    )
-    filter_candidates: bool = Field(
-        default=True,
-        description="with filters, a round whose best candidate they drop keeps the next best they accept "
-        "(false: the best is filtered alone, as in the paper, and the round keeps nothing when it is dropped)",
-    )
-    keep: Literal["include", "align", "drop"] = Field(
-        default="align",
-        description="how kept spans survive: align = no constraint, located by the aligner; "
-        "include = positive constraints then exact match (slower, often broken text; docs/quality.md); drop = not carried",
-    )
-    keep_copies: bool = Field(
-        default=True,
-        description="keep = align: a kept span the paraphrase copies word for word, once, is kept where the copy is, "
-        "and the aligner places the others (a copy needs no aligner; one that occurs twice could be either)",
-    )
-    content_targets: bool = Field(
-        default=True,
-        description="a rewritten span with a content word counts as found only on a span with one: the aligner settling on "
-        "the function word of a rewording (\"signed\" as the \"into\" of \"entered into\") is no alignment "
-        "(false: any span it finds; docs/quality.md)",
-    )
-    batch_size: int = Field(
-        default=16,
-        ge=1,
-        description="sentences per call of a decoder that cannot stream (vdba keeps decoder.batch_size full)",
-        json_schema_extra=flag("--batch-size"),
-    )
-
-
-# The components a run names one of each (filters are a list), each also a component kind.
-COMPONENTS = ("dataset", "expander", "decoder", "aligner")
+__all__ = ["BEFORE_ADDED", "REMOVED", "ComponentSpec", "PipelineSettings", "RunConfig", "load_run_config"]
 
 # Settings added after runs could already be resumed, with the value that reproduces what a
 # run started before them did (a resumed run must go on as it began).
 BEFORE_ADDED: dict[str, Any] = {"avoid_words": False, "rerank": {"alignment": 1.0}, "min_words": 0, "keep_copies": False, "filter_candidates": False, "content_targets": False}
 
+# Settings a run may have begun with that spanaug no longer has, none of which changed a
+# record: a resume does not compare them. batch_size (requests per call of a decoder that
+# cannot stream) became the decoder's own batch_size, which --batch-size now sets.
+REMOVED: frozenset[str] = frozenset({"batch_size"})
 
-class RunConfig(PipelineSettings):
-    """Everything ``spanaug run`` needs; the embedded defaults are the main job."""
 
-    dataset: ComponentSpec = Field(default=ComponentSpec(name="framenet"), description="dataset reader", json_schema_extra=flag("--dataset"))
+class _RunSettings(PipelineSettings):
+    """Everything ``spanaug run`` needs; the embedded defaults are the main job.
+
+    Besides the settings below, one section per kind of component a run is made of
+    (``spanaug_core.kinds``): ``dataset``, ``expander``, ``decoder``, ``aligner``,
+    ``filters`` (a list), ``lexicon`` (none unless named) and ``engine``.
+    """
+
     input: Path | None = Field(
         default=None, description="dataset file or folder (default: the dataset's own sample)", json_schema_extra=flag("--input")
     )
     limit: int | None = Field(default=None, ge=1, description="augment only the first N examples", json_schema_extra=flag("--limit"))
-    expander: ComponentSpec = Field(default=ComponentSpec(name="inflect"), description="constraint expander", json_schema_extra=flag("--expander"))
-    decoder: ComponentSpec = Field(default=ComponentSpec(name="vdba"), description="constrained decoder", json_schema_extra=flag("--decoder"))
-    aligner: ComponentSpec = Field(default=ComponentSpec(name="bert-span"), description="span aligner", json_schema_extra=flag("--aligner"))
-    filters: list[ComponentSpec] = Field(default_factory=list, description="all must accept a record")
-    lexicon: ComponentSpec | None = Field(
-        default=None,
-        description="offers words the rewritten span could become, which the prompt names (framenet: the frame's "
-        "lexical units near the old word); none unless given or the dataset suggests one (docs/quality.md)",
-        json_schema_extra=flag("--lexicon"),
-    )
-    engine: ComponentSpec = Field(
-        default=ComponentSpec(name="local"),
-        description="where the pipeline runs: local (this process) or ray (docs/scale.md)",
-        json_schema_extra=flag("--engine"),
-    )
     output: Path = Field(default=Path("out"), description="output folder", json_schema_extra=flag("--output", "-o"))
     write_rejected: bool = Field(default=True, description="also write rejected.jsonl")
     commit_every_s: float = Field(
@@ -149,20 +64,23 @@ class RunConfig(PipelineSettings):
     @classmethod
     def _names_as_specs(cls, data: Any) -> Any:
         # `decoder = "vdba"` is shorthand for `[decoder] name = "vdba"`.
-        if isinstance(data, dict):
-            data = dict(data)
-            for key in (*COMPONENTS, "engine", "lexicon"):
-                if isinstance(data.get(key), str):
-                    data[key] = {"name": data[key]}
-                elif isinstance(data.get(key), dict) and "name" not in data[key]:
-                    # `--set aligner.threshold=0.4` tunes the default aligner.
-                    default = cls.model_fields[key].default
-                    if default is None:
-                        # A ConfigError passes through pydantic as it is: one line, not a dump of the whole config.
-                        raise ConfigError(f"{key} options given without a {key} to take them: name it too (--{key} NAME or {key}.name=NAME)")
-                    data[key] = {"name": default.name, **data[key]}
-            if isinstance(data.get("filters"), list):
-                data["filters"] = [{"name": f} if isinstance(f, str) else f for f in data["filters"]]
+        if not isinstance(data, dict):
+            return data
+        data = dict(data)
+        for _, section in SECTIONS:
+            key, value = section.key, data.get(section.key)
+            if section.many:
+                if isinstance(value, list):
+                    data[key] = [{"name": v} if isinstance(v, str) else v for v in value]
+            elif isinstance(value, str):
+                data[key] = {"name": value}
+            elif isinstance(value, dict) and "name" not in value:
+                # `--set aligner.threshold=0.4` tunes the default aligner.
+                default = section.default
+                if default is None:
+                    # A ConfigError passes through pydantic as it is: one line, not a dump of the whole config.
+                    raise ConfigError(f"{key} options given without a {key} to take them: name it too (--{key} NAME or {key}.name=NAME)")
+                data[key] = {"name": default, **value}
         return data
 
     def pipeline_settings(self) -> PipelineSettings:
@@ -171,12 +89,32 @@ class RunConfig(PipelineSettings):
     def fingerprint(self) -> dict[str, Any]:
         """What must not change between a run and its ``--resume``.
 
-        Everything but output, limit, commit_every_s and the engine's options: a run may
-        resume on more workers, or on another cluster, but not on another engine (each
-        keeps its own in-progress state).
+        Everything but output, limit, commit_every_s and the options of a section that
+        is not ``resumed`` (the engine's): a run may resume on more workers, or on another
+        cluster, but not on another engine (each keeps its own in-progress state).
         """
-        found = self.model_dump(mode="json", exclude={"output", "limit", "commit_every_s", "engine"})
-        return {**found, "engine": self.engine.name}
+        loose = [section.key for _, section in SECTIONS if not section.resumed]
+        found = self.model_dump(mode="json", exclude={"output", "limit", "commit_every_s", *loose})
+        return {**found, **{key: getattr(self, key).name for key in loose}}
+
+
+def _section_field(section: Section) -> tuple[Any, FieldInfo]:
+    """A run config section's type and field: one component, a list of them, or one or none."""
+    extra = flag(section.flag) if section.flag else None
+    if section.many:
+        return list[ComponentSpec], Field(default_factory=list, description=section.description, json_schema_extra=extra)
+    if section.default is None:
+        return ComponentSpec | None, Field(default=None, description=section.description, json_schema_extra=extra)
+    return ComponentSpec, Field(default=ComponentSpec(name=section.default), description=section.description, json_schema_extra=extra)
+
+
+RunConfig: type[_RunSettings] = create_model(  # type: ignore[call-overload]
+    "RunConfig",
+    __base__=_RunSettings,
+    __module__=__name__,
+    __doc__=_RunSettings.__doc__,
+    **{section.key: _section_field(section) for _, section in SECTIONS},
+)
 
 
 def load_file(path: Path) -> dict[str, Any]:

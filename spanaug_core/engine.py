@@ -2,9 +2,9 @@
 
 Engines are a component kind like decoders (``register_engines``); another engine (the
 ``ray`` plugin) spreads the same pipeline over workers while this process stays the one
-writer of the run folder. The local engine is registered by the core itself, through the
-same hook a plugin uses, so that every registry, even an empty one built for a test, can
-run a pipeline.
+writer of the run folder. This module is the core's own plugin: it is registered through
+the core's entry point (``core``), the way a plugin is, and every registry loads it, even
+an empty one built for a test, so that any registry can run a pipeline.
 """
 
 from __future__ import annotations
@@ -12,11 +12,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from spanaug_core.config import RunConfig
 from spanaug_core.hookspecs import Register, hookimpl
 from spanaug_core.pipeline import Pipeline
-from spanaug_core.plugins import Registry
-from spanaug_core.protocols import ComponentConfig, ProgressCallback
+from spanaug_core.protocols import ComponentConfig, ProgressCallback, RunPlan
 
 
 class LocalEngine:
@@ -31,8 +29,8 @@ class LocalEngine:
         self.config = config
 
     @contextmanager
-    def start(self, config: RunConfig, registry: Registry, progress: ProgressCallback | None = None) -> Iterator[Pipeline]:
-        yield Pipeline.from_config(config, registry, progress)
+    def start(self, plan: RunPlan, progress: ProgressCallback | None = None) -> Iterator[Pipeline]:
+        yield Pipeline.from_plan(plan, progress)
 
 
 @hookimpl

@@ -1,10 +1,12 @@
 """The pluggy hooks a plugin implements to add components and CLI commands.
 
-Each ``register_<kind>s`` hook receives a ``register(cls)`` callable and calls it once per
-component class; the registry records which plugin registered what, so a name taken
-twice is reported with both plugins. ``register_models`` registers model presets the
-same way (``spanaug models`` lists them). ``register_commands`` receives the click group of
-the ``spanaug`` command and may add sub-commands to it.
+Each kind of component (a row of ``spanaug_core.kinds.KINDS``) has its hook,
+``register_<kind>s(register)`` (``register_decoders``, ``register_filters``...), generated
+from the row: it receives a ``register(cls)`` callable and calls it once per component
+class; the registry records which plugin registered what, so a name taken twice is
+reported with both plugins. ``register_models`` registers model presets the same way
+(``spanaug models`` lists them). ``register_commands`` receives the click group of the
+``spanaug`` command and may add sub-commands to it.
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ from typing import Any
 
 import pluggy
 
+from spanaug_core.kinds import KINDS, Kind
+
 PROJECT = "spanaug"
 hookspec = pluggy.HookspecMarker(PROJECT)
 hookimpl = pluggy.HookimplMarker(PROJECT)
@@ -21,44 +25,19 @@ hookimpl = pluggy.HookimplMarker(PROJECT)
 Register = Callable[[type], None]
 
 
-@hookspec
-def register_datasets(register: Register) -> None:
-    """Register dataset readers (and writers): ``register(MyReader)``."""
+def _register_hook(kind: Kind) -> Callable[[Register], None]:
+    """The hookspec of one kind: ``register_<kind>s(register)``."""
+
+    def spec(register: Register) -> None:
+        pass
+
+    spec.__name__ = spec.__qualname__ = kind.hook
+    spec.__doc__ = f"Register {kind.registers}: ``register(MyClass)`` once per class."
+    return hookspec(spec)  # type: ignore[no-any-return]
 
 
-@hookspec
-def register_expanders(register: Register) -> None:
-    """Register constraint expanders."""
-
-
-@hookspec
-def register_decoders(register: Register) -> None:
-    """Register constrained decoders."""
-
-
-@hookspec
-def register_aligners(register: Register) -> None:
-    """Register span aligners."""
-
-
-@hookspec
-def register_filters(register: Register) -> None:
-    """Register filters of augmented records."""
-
-
-@hookspec
-def register_lexicons(register: Register) -> None:
-    """Register lexicons: words a rewritten span could become, named in the decoder's prompt."""
-
-
-@hookspec
-def register_trainers(register: Register) -> None:
-    """Register downstream trainers."""
-
-
-@hookspec
-def register_engines(register: Register) -> None:
-    """Register execution engines (where a run's pipeline runs: this process, a cluster)."""
+# pluggy reads a module's hookspecs from its attributes.
+globals().update({kind.hook: _register_hook(kind) for kind in KINDS})
 
 
 @hookspec
@@ -73,15 +52,3 @@ def register_models(register: Callable[[Any], None]) -> None:
 @hookspec
 def register_commands(cli: Any) -> None:
     """Add sub-commands to the ``spanaug`` click group."""
-
-
-KIND_HOOKS: dict[str, str] = {
-    "dataset": "register_datasets",
-    "expander": "register_expanders",
-    "decoder": "register_decoders",
-    "aligner": "register_aligners",
-    "filter": "register_filters",
-    "lexicon": "register_lexicons",
-    "trainer": "register_trainers",
-    "engine": "register_engines",
-}

@@ -30,10 +30,11 @@ from pathlib import Path
 from typing import IO, Any
 
 from spanaug_core import __version__
-from spanaug_core.config import BEFORE_ADDED, COMPONENTS, RunConfig
+from spanaug_core.config import BEFORE_ADDED, REMOVED, RunConfig
 from spanaug_core.errors import RunStateError
 from spanaug_core.files import ensure_folder, replace_json
-from spanaug_core.pipeline import Rejection
+from spanaug_core.kinds import SECTIONS
+from spanaug_core.outcomes import Rejection
 from spanaug_core.types import Augmented
 
 AUGMENTED = "augmented.jsonl"
@@ -61,7 +62,7 @@ class RunStore:
     """The files of one run in ``out_dir``; see the module docstring for the commit protocol."""
 
     def __init__(self, out_dir: Path, config: RunConfig, options: dict[str, Any] | None = None) -> None:
-        """``options``: every component option with its default filled in (``run.resolved_component_options``)."""
+        """``options``: every component option with its default filled in, per section (``run.resolved_component_options``)."""
         self.dir = Path(out_dir)
         self.config = config
         self.options = options
@@ -155,7 +156,7 @@ class RunStore:
         decoder's prompt, a filter's threshold) is caught, and writing out a value the run
         had by default is no change. A run from before that compares the options as written.
         """
-        before = self.manifest.get("fingerprint", {})
+        before = {k: v for k, v in self.manifest.get("fingerprint", {}).items() if k not in REMOVED}
         now = self.config.fingerprint()
         # A setting added to spanaug after the run started counts as what the run did without it.
         defaults = {**type(self.config)().fingerprint(), **BEFORE_ADDED}
@@ -265,9 +266,13 @@ class RunStore:
 
 def _names(fingerprint: dict[str, Any]) -> dict[str, Any]:
     """A fingerprint with its components reduced to their names (their options are compared in full apart)."""
-    named = {k: v.get("name") for k, v in fingerprint.items() if k in COMPONENTS and isinstance(v, dict)}
-    if isinstance(fingerprint.get("filters"), list):
-        named["filters"] = [f.get("name") if isinstance(f, dict) else f for f in fingerprint["filters"]]
+    named: dict[str, Any] = {}
+    for _, section in SECTIONS:
+        value = fingerprint.get(section.key)
+        if section.many and isinstance(value, list):
+            named[section.key] = [f.get("name") if isinstance(f, dict) else f for f in value]
+        elif isinstance(value, dict):
+            named[section.key] = value.get("name")
     return {**fingerprint, **named}
 
 
@@ -275,7 +280,7 @@ def _flat(tree: Any, prefix: str = "") -> dict[str, Any]:
     """``{"decoder": {"beam_size": 4}, "filters": [{...}]}`` as ``{"decoder.beam_size": 4, "filters.0.min_score": ...}``."""
     if isinstance(tree, dict):
         items = tree.items()
-    elif isinstance(tree, list) and prefix.rstrip(".") == "filters":
+    elif isinstance(tree, list) and any(section.many and prefix == f"{section.key}." for _, section in SECTIONS):
         items = ((str(i), v) for i, v in enumerate(tree))
     else:
         return {prefix.rstrip("."): tree}

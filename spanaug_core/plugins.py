@@ -4,7 +4,12 @@ Plugins are Python packages listed under the ``spanaug`` entry-point group (buil
 too) that implement the hooks of :mod:`spanaug_core.hookspecs`. A ``Registry`` loads
 them (all, or those named in ``SPANAUG_LOAD_PLUGINS``), asks each for its components
 and keeps ``kind -> name -> (class, plugin)``. Plugins are imported lazily, on the
-first question asked of the registry, so that ``spanaug --help`` stays fast.
+first question asked of the registry, so that ``spanaug --help`` stays fast. The core's
+own components (the ``local`` engine) come through the core's entry point, ``core``, and
+are in every registry, even an empty one built for a test.
+
+``Registry.plan(config)`` resolves a run config into a ``RunPlan``: each component's
+class and its options, validated once, for the engine to build.
 """
 
 from __future__ import annotations
@@ -22,8 +27,10 @@ import pluggy
 from pydantic import ValidationError
 
 from spanaug_core import hookspecs
+from spanaug_core.config import RunConfig
 from spanaug_core.errors import ConfigError, DuplicateComponentError, SpanaugError, UnknownComponentError
-from spanaug_core.protocols import KINDS, PROTOCOLS, ComponentConfig, ModelPreset, describe
+from spanaug_core.kinds import KIND, KINDS, SECTIONS, kind_named
+from spanaug_core.protocols import ComponentConfig, ModelPreset, Part, RunPlan, describe
 
 ENTRY_POINT_GROUP = "spanaug"
 LOAD_ENV = "SPANAUG_LOAD_PLUGINS"
@@ -53,7 +60,7 @@ def _check_component(kind: str, cls: type, plugin: str) -> None:
     config = getattr(cls, "Config", None)
     if not (isinstance(config, type) and issubclass(config, ComponentConfig)):
         raise SpanaugError(f"{where} ('{name}') whose Config is not a spanaug_core.ComponentConfig subclass")
-    proto = PROTOCOLS[kind]
+    proto = KIND[kind].protocol
     missing = [
         attr
         for attr in dir(proto)
@@ -84,7 +91,7 @@ class Registry:
         self._loaded = False
         self._added: list[tuple[Any, str | None]] = []
         # The core's own components (the local engine) are there whatever plugins load.
-        self.pm.register(importlib.import_module("spanaug_core.engine"), name=CORE_PLUGIN)
+        self.pm.register(_core_plugin(), name=CORE_PLUGIN)
 
     # -- plugins ---------------------------------------------------------------------
     def add_plugin(self, plugin: Any, name: str | None = None) -> None:
@@ -133,12 +140,12 @@ class Registry:
         if self._components is not None:
             return self._components
         self._load_entry_points()
-        table: dict[str, dict[str, Registered]] = {kind: {} for kind in KINDS}
-        for kind, hook_name in hookspecs.KIND_HOOKS.items():
-            for impl in getattr(self.pm.hook, hook_name).get_hookimpls():
+        table: dict[str, dict[str, Registered]] = {kind.name: {} for kind in KINDS}
+        for kind in KINDS:
+            for impl in getattr(self.pm.hook, kind.hook).get_hookimpls():
                 plugin = impl.plugin_name
 
-                def register(cls: type, _kind: str = kind, _plugin: str = plugin) -> None:
+                def register(cls: type, _kind: str = kind.name, _plugin: str = plugin) -> None:
                     _check_component(_kind, cls, _plugin)
                     known = table[_kind].get(cls.name)
                     if known is not None and known.cls is not cls:
@@ -149,7 +156,7 @@ class Registry:
                         )
                     table[_kind][cls.name] = Registered(_kind, cls.name, cls, _plugin)
 
-                _call_plugin(impl, register, f"register its {kind}s")
+                _call_plugin(impl, register, f"register its {kind.name}s")
         self._components = table
         return table
 
@@ -160,7 +167,7 @@ class Registry:
     def entries(self, kind: str | None = None) -> list[Registered]:
         """Every registered component (of one kind, or all), by kind then name."""
         table = self._collect()
-        kinds = [_kind(kind)] if kind else list(KINDS)
+        kinds = [_kind(kind)] if kind else list(KIND)
         return [table[k][n] for k in kinds for n in sorted(table[k])]
 
     def get(self, kind: str, name: str) -> type:
@@ -175,13 +182,23 @@ class Registry:
         cls = self.get(kind, name) if isinstance(name, str) else name
         return build(cls, config, kind=_kind(kind), siblings=self._siblings(kind, cls), **options)
 
-    def resolved_options(self, kind: str, name: str, options: dict[str, Any]) -> dict[str, Any]:
-        """Every option ``create`` would build ``name`` with, defaults filled in, as JSON, without
-        building the component (no model is loaded). A plugin's option of a type JSON cannot
-        hold is given as its type's name: only a change of type shows."""
+    def part(self, kind: str, name: str, options: dict[str, Any]) -> Part:
+        """The class registered as ``name`` and its options validated, without building it (no model is loaded)."""
         cls = self.get(kind, name)
-        config = validate_options(cls, dict(options), _kind(kind), self._siblings(kind, cls))
-        return config.model_dump(mode="json", fallback=lambda value: f"<{type(value).__name__}>")
+        return Part(cls, validate_options(cls, dict(options), _kind(kind), self._siblings(kind, cls)))
+
+    def resolved_options(self, kind: str, name: str, options: dict[str, Any]) -> dict[str, Any]:
+        """Every option ``create`` would build ``name`` with, defaults filled in, as JSON (``Part.options``)."""
+        return self.part(kind, name, options).options()
+
+    def plan(self, config: RunConfig) -> RunPlan:
+        """The components ``config`` names, each option validated (here, once), and its pipeline settings."""
+        parts: dict[str, tuple[Part, ...]] = {}
+        for kind, section in SECTIONS:
+            named = getattr(config, section.key)
+            specs = named if section.many else [] if named is None else [named]
+            parts[section.key] = tuple(self.part(kind, spec.name, spec.options) for spec in specs)
+        return RunPlan(config.pipeline_settings(), parts)
 
     def _siblings(self, kind: str, cls: type) -> dict[str, type]:
         """The kind's other components by name, so that an unknown option can name the one that has it."""
@@ -247,10 +264,17 @@ def _call_plugin(impl: Any, arg: Any, doing: str) -> None:
 
 
 def _kind(kind: str) -> str:
-    k = kind.rstrip("s") if kind not in KINDS else kind
-    if k not in KINDS:
-        raise SpanaugError(f"unknown component kind '{kind}'; kinds: {', '.join(KINDS)}")
-    return k
+    return kind_named(kind).name
+
+
+@lru_cache(maxsize=1)
+def _core_plugin() -> Any:
+    """The module of the core's own components, found through its entry point like any plugin's."""
+    found = list(importlib.metadata.entry_points(group=ENTRY_POINT_GROUP, name=CORE_PLUGIN))
+    if len(found) != 1:
+        # An install from before the core had an entry point: its metadata names no "core".
+        raise SpanaugError(f"spanaug's '{CORE_PLUGIN}' entry point is not installed; reinstall spanaug (make setup, or pip install -e .)")
+    return found[0].load()
 
 
 def build(

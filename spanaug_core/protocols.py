@@ -1,10 +1,12 @@
-"""The seven kinds of component and the contract each one keeps.
+"""The contract each kind of component keeps, and what an engine is given to run.
 
 A component is a class with ``name`` (the kebab-case name the CLI uses), a nested
 ``Config`` (a pydantic model that forbids unknown options and is frozen) and a
 constructor taking that config. What it does is given by one ``typing.Protocol`` per
-kind below; the registry checks them when a plugin registers a class. The first line of
-a component's docstring is its one-line description in ``spanaug list``.
+kind below (the table of kinds, ``spanaug_core.kinds``, says which is whose); the
+registry checks them when a plugin registers a class. The first line of a component's
+docstring is its one-line description in ``spanaug list``. A ``RunPlan`` is a run's
+components with their options validated, which an ``Engine`` builds where it runs them.
 """
 
 from __future__ import annotations
@@ -13,18 +15,14 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from spanaug_core.flags import flag
+from spanaug_core.outcomes import Outcome, RunStats
+from spanaug_core.settings import PipelineSettings
 from spanaug_core.types import AlignItem, Alignment, Augmented, Candidate, DecodeRequest, Example, Span
-
-if TYPE_CHECKING:
-    from spanaug_core.config import RunConfig
-    from spanaug_core.plugins import Registry
-
-KINDS: tuple[str, ...] = ("dataset", "expander", "decoder", "aligner", "filter", "lexicon", "trainer", "engine")
 
 
 class ComponentConfig(BaseModel):
@@ -34,10 +32,16 @@ class ComponentConfig(BaseModel):
 
 
 class DecoderConfig(ComponentConfig):
-    """Options every decoder understands (``--model`` and ``--beam`` set these)."""
+    """Options every decoder understands (``--beam`` and ``--batch-size`` set these)."""
 
-    model: str | None = Field(default=None, description="paraphrase model: a preset name or a local path", json_schema_extra=flag("--model"))
     beam_size: int = Field(default=10, ge=1, description="beam width", json_schema_extra=flag("--beam"))
+    batch_size: int = Field(
+        default=20,
+        ge=1,
+        description="sentences the decoder decodes together (vdba: in flight at once; a decoder without a stream "
+        "is handed this many per call)",
+        json_schema_extra=flag("--batch-size"),
+    )
 
 
 class AlignerConfig(ComponentConfig):
@@ -195,16 +199,6 @@ class Trainer(Component, Protocol):
     def predict(self, model_dir: Path, examples: Iterable[Example]) -> Iterator[Example]: ...
 
 
-class Counts(Protocol):
-    """A run's counters, as the manifest holds them."""
-
-    def as_dict(self) -> dict[str, Any]: ...
-
-    def restore(self, saved: dict[str, Any]) -> None:
-        """Continue counting from a manifest's counts (``--resume``)."""
-        ...
-
-
 class Execution(Protocol):
     """The pipeline of one run as an engine runs it; ``spanaug run`` drives it (a ``Pipeline`` is one).
 
@@ -214,9 +208,9 @@ class Execution(Protocol):
     the next ``outcomes`` (``--resume``). ``resources()`` says what ran it, for the manifest.
     """
 
-    stats: Counts
+    stats: RunStats
 
-    def outcomes(self, examples: Iterable[Example], total: int | None = None) -> Iterator[Any]: ...
+    def outcomes(self, examples: Iterable[Example], total: int | None = None) -> Iterator[Outcome]: ...
 
     def in_flight(self) -> list[dict[str, Any]]: ...
 
@@ -229,13 +223,11 @@ class Execution(Protocol):
 class Engine(Component, Protocol):
     """Runs a run's pipeline: in this process, or spread over workers (the run folder stays the driver's).
 
-    ``start`` builds the components the config names wherever they will run, and is a
-    context: leaving it releases the workers, however the run ended.
+    ``start`` builds the plan's components wherever they will run (``Pipeline.from_plan``)
+    and is a context: leaving it releases the workers, however the run ended.
     """
 
-    def start(
-        self, config: RunConfig, registry: Registry, progress: ProgressCallback | None = None
-    ) -> AbstractContextManager[Execution]: ...
+    def start(self, plan: RunPlan, progress: ProgressCallback | None = None) -> AbstractContextManager[Execution]: ...
 
 
 @runtime_checkable
@@ -263,16 +255,46 @@ class ModelPreset(Protocol):
         ...
 
 
-PROTOCOLS: dict[str, type] = {
-    "dataset": DatasetReader,
-    "expander": ConstraintExpander,
-    "decoder": ConstrainedDecoder,
-    "aligner": Aligner,
-    "filter": Filter,
-    "lexicon": Lexicon,
-    "trainer": Trainer,
-    "engine": Engine,
-}
+@dataclass(frozen=True)
+class Part:
+    """One component of a run: its class and its options, validated (built where it runs)."""
+
+    cls: type
+    config: ComponentConfig
+
+    def build(self) -> Any:
+        return self.cls(self.config)
+
+    def options(self) -> dict[str, Any]:
+        """Every option, defaults filled in, as JSON. A plugin's option of a type JSON cannot hold
+        is given as its type's name: only a change of type shows."""
+        return self.config.model_dump(mode="json", fallback=lambda value: f"<{type(value).__name__}>")
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """A run's settings and components, every option validated: what an engine runs.
+
+    ``parts`` holds, per section of the run config (``decoder``, ``filters``, ``lexicon``...),
+    the components it names: one, a list, or none. ``Registry.plan(config)`` makes one.
+    """
+
+    settings: PipelineSettings
+    parts: dict[str, tuple[Part, ...]]
+
+    def one(self, section: str) -> Part:
+        """The component of a section that names exactly one (``decoder``, ``aligner``...)."""
+        (part,) = self.parts[section]
+        return part
+
+    def optional(self, section: str) -> Part | None:
+        """The component of a section that names at most one (``lexicon``), or None."""
+        return next(iter(self.parts[section]), None)
+
+
+def devices(configs: dict[str, Any]) -> dict[str, str]:
+    """Per component kind, the ``device`` option of its config, for those that have one."""
+    return {kind: str(cfg.device) for kind, cfg in configs.items() if getattr(cfg, "device", None) is not None}
 
 
 def describe(cls: type) -> str:

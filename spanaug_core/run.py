@@ -1,12 +1,14 @@
 """One ``spanaug run``: build the components a RunConfig names, stream the dataset
 through the pipeline into a RunStore, and leave a manifest that says how it ended.
 
-The engine the config names (``local`` by default, or ``ray``) builds the pipeline where
-it runs; this process always reads the input and is the one writer of the run folder.
-Every component is built (and its options validated) before any output is touched, so a
-typo in a config costs nothing. On resume the examples the last commit had read are
-skipped (the id of the last one is checked, so that a changed input file is caught) and
-the ones it had in progress are restored into the pipeline.
+The dataset's suggested settings are applied and every component's options validated,
+once, into a ``RunPlan`` before any output is touched, so a typo in a config costs
+nothing. The engine the config names (``local`` by default, or ``ray``) builds the plan's
+pipeline where it runs; this process always reads the input and is the one writer of the
+run folder, whose manifest keeps every component's options with their defaults filled in.
+On resume the examples the last commit had read are skipped (the id of the last one is
+checked, so that a changed input file is caught) and the ones it had in progress are
+restored into the pipeline.
 
 SIGTERM (``docker stop``, Slurm, Kubernetes) and SIGHUP (a closed terminal) end a run the
 way Ctrl-C does inside ``signals_as_interrupts``, which ``spanaug run`` uses: the run
@@ -18,7 +20,7 @@ from __future__ import annotations
 import itertools
 import signal
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,12 +28,14 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from spanaug_core.config import COMPONENTS, PipelineSettings, RunConfig
+from spanaug_core.config import RunConfig
 from spanaug_core.errors import ConfigError, DataError, RunStateError
+from spanaug_core.kinds import SECTIONS
+from spanaug_core.outcomes import Checkpoint
 from spanaug_core.output import RunStore
-from spanaug_core.pipeline import Checkpoint
 from spanaug_core.plugins import Registry, default_registry
-from spanaug_core.protocols import Execution, ProgressCallback
+from spanaug_core.protocols import Execution, ProgressCallback, RunPlan
+from spanaug_core.settings import PipelineSettings
 from spanaug_core.types import Example
 
 
@@ -122,15 +126,24 @@ def execute(
     resume: bool = False,
     registry: Registry | None = None,
     progress: ProgressCallback | None = None,
+    note: Callable[[str], None] | None = None,
 ) -> RunSummary:
-    """Run (or resume) the augmentation a config describes, writing into ``config.output``."""
+    """Run (or resume) the augmentation a config describes, writing into ``config.output``.
+
+    The dataset's suggested settings apply where the config sets none (``note`` is told
+    each one applied, before the run starts).
+    """
     reg = registry or default_registry()
-    config, _ = with_suggested_settings(config, reg)
-    reader = reg.create("dataset", config.dataset.name, **config.dataset.options)
-    engine = reg.create("engine", config.engine.name, **config.engine.options)
-    options = resolved_component_options(config, reg)
-    with engine.start(config, reg, progress) as execution:
-        return _drive(config, reader, execution, resume, options)
+    config, suggested = with_suggested_settings(config, reg)
+    if note is not None:
+        for key, value in suggested.items():
+            shown = value.model_dump() if hasattr(value, "model_dump") else value  # a component, as a config file writes it
+            note(f"{key} = {shown!r}: the {config.dataset.name} dataset's suggestion (set {key} to override it)")
+    plan = reg.plan(config)
+    reader = plan.one("dataset").build()
+    engine = plan.one("engine").build()
+    with engine.start(plan, progress) as execution:
+        return _drive(config, reader, execution, resume, resolved_component_options(plan))
 
 
 def with_suggested_settings(config: RunConfig, registry: Registry | None = None) -> tuple[RunConfig, dict[str, Any]]:
@@ -156,20 +169,20 @@ def with_suggested_settings(config: RunConfig, registry: Registry | None = None)
     return config.model_copy(update=applied), applied
 
 
-def resolved_component_options(config: RunConfig, registry: Registry) -> dict[str, Any]:
-    """Every option of the run's dataset and components, defaults filled in.
+def resolved_component_options(plan: RunPlan) -> dict[str, Any]:
+    """Every option of the run's components, defaults filled in, per section the manifest keeps.
 
     The run config holds only what the user set; a default that changed in a newer spanaug
-    (the decoder's prompt, a filter's threshold) changes what a resumed run writes just as
-    much, so the manifest keeps these and ``--resume`` compares them.
+    (the decoder's prompt, a filter's threshold, the lexicon's reach) changes what a
+    resumed run writes just as much, so the manifest keeps these and ``--resume`` compares
+    them. A section that is not ``resumed`` (the engine) is left out.
     """
-
-    def resolved(kind: str, spec: Any) -> dict[str, Any]:
-        return registry.resolved_options(kind, spec.name, spec.options)
-
-    # Each of COMPONENTS is also the name of its component kind.
-    options = {key: resolved(key, getattr(config, key)) for key in COMPONENTS}
-    return {**options, "filters": [resolved("filter", spec) for spec in config.filters]}
+    options: dict[str, Any] = {}
+    for _, section in SECTIONS:
+        if section.resumed:
+            found = [part.options() for part in plan.parts[section.key]]
+            options[section.key] = found if section.many else next(iter(found), None)
+    return options
 
 
 def _drive(config: RunConfig, reader: Any, execution: Execution, resume: bool, options: dict[str, Any]) -> RunSummary:

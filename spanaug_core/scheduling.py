@@ -9,7 +9,8 @@ the waiting requests whose sentences are closest to it in length, among a window
 oldest ones, so a batch pads little and no request waits long.
 
 ``stream_decode`` gives every decoder the streaming shape: a ``StreamingDecoder`` streams
-itself; any other decoder is called with fixed batches taken from the queue.
+itself; any other decoder is called with fixed batches of its ``batch_size``
+(``DecoderConfig``) taken from the queue.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import heapq
 from collections.abc import Callable, Iterator, Sequence
 
 from spanaug_core.errors import SpanaugError
-from spanaug_core.protocols import ConstrainedDecoder, RequestSource, StreamingDecoder
+from spanaug_core.protocols import ConstrainedDecoder, DecoderConfig, RequestSource, StreamingDecoder
 from spanaug_core.types import Candidate, DecodeRequest
 
 Finished = list[tuple[int, list[Candidate]]]
@@ -79,13 +80,14 @@ class RequestQueue:
         return [(key, request) for key, _, request in sorted([oldest, *rest])]
 
 
-def stream_decode(
-    decoder: ConstrainedDecoder, source: RequestSource, nbest: int, batch_size: int
-) -> Iterator[Finished]:
-    """Decode what ``source`` hands out: ``decoder.stream`` when it has one, else ``batch_size`` requests per ``decode`` call."""
+def stream_decode(decoder: ConstrainedDecoder, source: RequestSource, nbest: int) -> Iterator[Finished]:
+    """Decode what ``source`` hands out: ``decoder.stream`` when it has one, else the decoder's
+    ``batch_size`` requests per ``decode`` call (``DecoderConfig``'s default for a decoder without one)."""
     if isinstance(decoder, StreamingDecoder):
         yield from decoder.stream(source, nbest)
         return
+    default = DecoderConfig.model_fields["batch_size"].default
+    batch_size = int(getattr(getattr(decoder, "config", None), "batch_size", default))
     while batch := source.take(batch_size):
         results = decoder.decode([request for _, request in batch], nbest)
         if len(results) != len(batch):

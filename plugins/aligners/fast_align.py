@@ -79,9 +79,7 @@ def _prior(block: _Block, tension: float, p0: float) -> np.ndarray:
     return prior
 
 
-def ibm2(
-    corpus: Sequence[tuple[np.ndarray, np.ndarray]], iterations: int = 5, p0: float = 0.08
-) -> list[np.ndarray]:
+def ibm2(corpus: Sequence[tuple[np.ndarray, np.ndarray]], iterations: int, p0: float) -> list[np.ndarray]:
     """EM for IBM Model 2 (diagonal); returns per sentence the posterior (m, n + 1) of target j on source i.
 
     ``corpus`` holds ``(source ids (n,), target ids (m,))`` with ids >= 1.
@@ -148,8 +146,11 @@ def _viterbi(post: np.ndarray) -> set[tuple[int, int]]:
     return {(j, int(i) - 1) for j, i in enumerate(best) if i > 0}
 
 
-def symmetric_alignments(pairs: Sequence[tuple[Tokens, Tokens]], iterations: int = 5, p0: float = 0.08) -> list[tuple[set[Link], np.ndarray]]:
-    """Per pair, grow-diag-final-and links (source i, target j) and a link confidence matrix (n, m)."""
+def symmetric_alignments(pairs: Sequence[tuple[Tokens, Tokens]], iterations: int, p0: float) -> list[tuple[set[Link], np.ndarray]]:
+    """Per pair, grow-diag-final-and links (source i, target j) and a link confidence matrix (n, m).
+
+    ``iterations`` and ``p0`` as ``FastAlignAligner.Config`` holds them (their defaults are there).
+    """
     vocab: dict[str, int] = {}
 
     def ids(tokens: Tokens) -> np.ndarray:

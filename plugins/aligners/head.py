@@ -38,10 +38,10 @@ from spanaug_core.errors import ConfigError
 
 from spanaug_shared.encoder import word_similarity
 from spanaug_aligners.options import HeadShape
+from spanaug_aligners.pairs import Bounds
 from spanaug_aligners.simalign import mutual_argmax, span_hull
 from spanaug_aligners.spans import candidate_spans, span_means
 
-Span = tuple[int, int]
 Tokens = tuple[str, ...]
 CUE_DIM = 4
 SIM_DIM = 3
@@ -116,8 +116,8 @@ def pair_alignment(src: torch.Tensor, tgt: torch.Tensor) -> tuple[torch.Tensor, 
 def link_signals(
     sim: torch.Tensor,
     links: torch.Tensor,
-    source_span: Span,
-    spans: Sequence[Span],
+    source_span: Bounds,
+    spans: Sequence[Bounds],
     target_tokens: Sequence[str] | None = None,
 ) -> torch.Tensor:
     """SimAlign's view of each candidate, from the pair's :func:`pair_alignment` -> (c, LINK_DIM).
@@ -169,7 +169,7 @@ def link_signals(
 def item_links(
     src_words: torch.Tensor,
     tgt_words: torch.Tensor,
-    source_span: Span,
+    source_span: Bounds,
     config: HeadConfig,
     target_tokens: Sequence[str] | None = None,
     alignment: tuple[torch.Tensor, torch.Tensor] | None = None,
@@ -185,7 +185,7 @@ def item_links(
 
 
 def links_of_items(
-    inputs: Sequence[tuple[torch.Tensor, torch.Tensor, Span]], pairs: Sequence[tuple[Tokens, Tokens]], config: HeadConfig
+    inputs: Sequence[tuple[torch.Tensor, torch.Tensor, Bounds]], pairs: Sequence[tuple[Tokens, Tokens]], config: HeadConfig
 ) -> list[torch.Tensor | None]:
     """Each item's :func:`item_links` (all None for a head without Link features); ``pairs`` holds each
     item's source and target tokens: a pair's word alignment is computed once for all of its items."""
@@ -201,8 +201,8 @@ def links_of_items(
 
 
 def item_rows(
-    src_words: torch.Tensor, tgt_words: torch.Tensor, source_span: Span, config: HeadConfig, links: torch.Tensor | None = None
-) -> tuple[list[Span], torch.Tensor, torch.Tensor, torch.Tensor]:
+    src_words: torch.Tensor, tgt_words: torch.Tensor, source_span: Bounds, config: HeadConfig, links: torch.Tensor | None = None
+) -> tuple[list[Bounds], torch.Tensor, torch.Tensor, torch.Tensor]:
     """Candidates of one item and their inputs.
 
     src_words (n, dim), tgt_words (m, dim) -> (spans, source (c, dim), cands (c, dim), cues (c, 7 or 16)):
@@ -239,7 +239,7 @@ def item_rows(
     return spans, source, cands, cues
 
 
-def labels(spans: Sequence[Span], gold: Span | None, soft: bool) -> torch.Tensor:
+def labels(spans: Sequence[Bounds], gold: Bounds | None, soft: bool) -> torch.Tensor:
     """Training targets (c,): 2^-d(candidate, gold) (soft) or 1 for gold only; all 0 when gold is None."""
     if gold is None:
         return torch.zeros(len(spans))
@@ -256,9 +256,9 @@ def stacked(rows: Sequence[tuple], device: torch.device | str) -> tuple[torch.Te
 
 def score_items(
     model: SpanScorer,
-    inputs: Sequence[tuple[torch.Tensor, torch.Tensor, Span]],
+    inputs: Sequence[tuple[torch.Tensor, torch.Tensor, Bounds]],
     links: Sequence[torch.Tensor | None] | None = None,
-) -> list[tuple[list[Span], torch.Tensor]]:
+) -> list[tuple[list[Bounds], torch.Tensor]]:
     """Sigmoid scores of every candidate of each ``(src_words, tgt_words, source_span)``, one forward pass
     (``links``: each item's :func:`item_links`, when they were computed before)."""
     rows = [item_rows(*item, model.config, link) for item, link in zip(inputs, links or [None] * len(inputs))]

@@ -13,7 +13,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-Span = tuple[int, int]
+from spanaug_aligners.pairs import Bounds
 
 
 @dataclass
@@ -28,7 +28,7 @@ class Counts:
     soft_predicted: int = 0
     soft_gold: int = 0
 
-    def add(self, pred: Span | None, gold: Span | None) -> None:
+    def add(self, pred: Bounds | None, gold: Bounds | None) -> None:
         self.items += 1
         if pred is not None:
             self.predicted += 1
@@ -56,7 +56,7 @@ def _prf(prefix: str, hit: int, predicted: int, gold: int) -> dict[str, float]:
     return {f"{prefix}_p": p, f"{prefix}_r": r, f"{prefix}_f1": f}
 
 
-def evaluate(rows: Iterable[tuple[Span | None, Span | None, str | None]]) -> dict[str, dict[str, float]]:
+def evaluate(rows: Iterable[tuple[Bounds | None, Bounds | None, str | None]]) -> dict[str, dict[str, float]]:
     """Scores of ``(pred, gold, kind)`` rows: ``{"all": {...}, "<kind>": {...}}``."""
     groups: dict[str, Counts] = defaultdict(Counts)
     for pred, gold, kind in rows:
@@ -67,7 +67,7 @@ def evaluate(rows: Iterable[tuple[Span | None, Span | None, str | None]]) -> dic
     return {name: counts.scores() for name, counts in groups.items()}
 
 
-def best_threshold(scored: Iterable[tuple[Span | None, float, Span | None]]) -> tuple[float, float]:
+def best_threshold(scored: Iterable[tuple[Bounds | None, float, Bounds | None]]) -> tuple[float, float]:
     """The threshold on ``(argmax span, its score, gold)`` rows that maximises exact F1.
 
     Returns ``(threshold, exact F1)``. Candidate thresholds are the observed scores (a

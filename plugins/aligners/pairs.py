@@ -24,7 +24,8 @@ from pydantic import ValidationError
 from spanaug_core.errors import DataError
 from spanaug_core.types import AlignItem
 
-Span = tuple[int, int]
+# A span's token offsets [start, end) as a plain pair (``spanaug_core.types.Span`` is a labeled span).
+Bounds = tuple[int, int]
 
 
 @dataclass(frozen=True)
@@ -33,7 +34,7 @@ class SpanPair:
 
     id: str
     item: AlignItem
-    gold_span: Span | None = None
+    gold_span: Bounds | None = None
     kind: str | None = None
     has_gold: bool = True
     extra: dict[str, Any] = field(default_factory=dict)
@@ -57,7 +58,7 @@ class SpanPair:
 _KNOWN = {"id", "source_tokens", "source_span", "target_tokens", "gold_span", "kind"}
 
 
-def _span(value: Any, n: int, name: str) -> Span:
+def _span(value: Any, n: int, name: str) -> Bounds:
     if not (isinstance(value, list) and len(value) == 2 and all(isinstance(v, int) for v in value)):
         raise ValueError(f"'{name}' must be [start, end] (two integers), got {value!r}")
     start, end = value

@@ -25,10 +25,9 @@ from spanaug_shared.encoder import Encoder
 from spanaug_aligners.head import HeadConfig, SpanScorer, item_rows, labels, links_of_items, save_head, score_items, stacked
 from spanaug_aligners.metrics import best_threshold, evaluate
 from spanaug_aligners.options import TrainOptions
-from spanaug_aligners.pairs import SpanPair
+from spanaug_aligners.pairs import Bounds, SpanPair
 
 Tokens = tuple[str, ...]
-Span = tuple[int, int]
 WordVectors = dict[tuple[Tokens, Tokens], tuple[torch.Tensor, torch.Tensor]]
 
 
@@ -56,7 +55,7 @@ def encode_cached(
 
 def item_inputs(
     pairs: Sequence[SpanPair], vectors: WordVectors, config: HeadConfig
-) -> tuple[list[tuple[torch.Tensor, torch.Tensor, Span]], list[torch.Tensor | None]]:
+) -> tuple[list[tuple[torch.Tensor, torch.Tensor, Bounds]], list[torch.Tensor | None]]:
     """Each item's ``(source words, target words, source span)`` and its link signals (None
     without Link features), which depend only on the frozen vectors: computed once, not every epoch."""
     keys = [(p.item.source_tokens, p.item.target_tokens) for p in pairs]
@@ -65,7 +64,7 @@ def item_inputs(
 
 
 def _dev_predictions(
-    model: SpanScorer, dev: Sequence[SpanPair], inputs: Sequence[tuple[torch.Tensor, torch.Tensor, Span]], links: Sequence[torch.Tensor | None]
+    model: SpanScorer, dev: Sequence[SpanPair], inputs: Sequence[tuple[torch.Tensor, torch.Tensor, Bounds]], links: Sequence[torch.Tensor | None]
 ) -> list[tuple[Any, float, Any]]:
     """``(argmax span, its score, gold)`` per dev item."""
     model.eval()

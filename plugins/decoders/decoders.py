@@ -159,7 +159,6 @@ class HFDecoderConfig(DecoderConfig):
         default="auto", description="weights and compute dtype (auto: float32 on cpu, bfloat16 on cuda)"
     )
     device: str = Field(default="cpu", description="torch device (cpu, cuda, cuda:1...)")
-    batch_size: int = Field(default=20, ge=1, description="sentences decoded together")
     max_length: int | None = Field(default=None, ge=1, description="max generated tokens (default: 2x the sentence's tokens + 16; hf-beam: of the batch's longest)")
     length_penalty: float = Field(default=1.0, description="norm_logprob = logprob / length ** length_penalty")
     case_sensitive: bool = Field(default=False, description="word-level constraint check is case-sensitive")

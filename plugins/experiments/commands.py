@@ -58,7 +58,7 @@ def load_additions(
     augmented: Path, pool: Sequence[Any], filters: Sequence[dict[str, Any]], conditions: Sequence[str], rewrite_roles: Sequence[str] | None
 ) -> tuple[dict[str, dict[str, list[Any]]], dict[str, Any]]:
     """Per condition, the extra examples of each pool example; and counts of what was kept and why not."""
-    from spanaug_core.pipeline import first_rejection
+    from spanaug_core.choices import first_rejection
     from spanaug_core.plugins import default_registry
     from spanaug_core.protocols import FilterContext
     from spanaug_shared.records import read_records

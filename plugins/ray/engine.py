@@ -35,22 +35,11 @@ from typing import Any
 
 from pydantic import Field
 
-from spanaug_core.config import RunConfig
 from spanaug_core.errors import ConfigError, SpanaugError
 from spanaug_core.flags import flag
-from spanaug_core.pipeline import (
-    IDLE,
-    Checkpoint,
-    Outcome,
-    Pipeline,
-    Rejection,
-    RunStats,
-    devices,
-    outcome_from_state,
-    outcome_state,
-)
-from spanaug_core.plugins import Registry, validate_options
-from spanaug_core.protocols import ComponentConfig, ProgressCallback, ProgressEvent
+from spanaug_core.outcomes import IDLE, Checkpoint, InOrder, Outcome, Rejection, RunStats, outcome_from_state, outcome_state
+from spanaug_core.pipeline import Pipeline
+from spanaug_core.protocols import ComponentConfig, ProgressCallback, ProgressEvent, RunPlan, devices
 from spanaug_core.types import Augmented, Example
 
 # Ray's switch that makes a cluster started here listen on 127.0.0.1 only: no other node
@@ -104,14 +93,12 @@ class RayEngine:
         self.config = config
 
     @contextmanager
-    def start(
-        self, config: RunConfig, registry: Registry, progress: ProgressCallback | None = None
-    ) -> Iterator[RayExecution]:
-        _check_devices(self.config, config, registry)
+    def start(self, plan: RunPlan, progress: ProgressCallback | None = None) -> Iterator[RayExecution]:
+        _check_devices(self.config, plan)
         ray = _import_ray(local=self.config.address is None)
         started = _connect(ray, self.config.address, self.config.runtime_env)
         try:
-            execution = RayExecution(ray, self.config, config, registry, progress)
+            execution = RayExecution(ray, self.config, plan, progress)
             try:
                 execution.start_workers()
                 yield execution
@@ -171,12 +158,9 @@ def _check_reachable(address: str) -> None:
         ) from None
 
 
-def _check_devices(engine: RayEngine.Config, config: RunConfig, registry: Registry) -> None:
+def _check_devices(engine: RayEngine.Config, plan: RunPlan) -> None:
     """Refuse GPUs reserved for nothing, and CUDA components on workers that reserve no GPU."""
-    configs = {
-        kind: validate_options(registry.get(kind, spec.name), spec.options, kind)
-        for kind, spec in (("decoder", config.decoder), ("aligner", config.aligner))
-    }
+    configs = {kind: plan.one(kind).config for kind in ("decoder", "aligner")}
     on_gpu = [f"{kind}.device={d}" for kind, d in devices(configs).items() if d.startswith("cuda")]
     if engine.gpus_per_worker > 0 and not on_gpu:
         raise ConfigError(
@@ -210,13 +194,13 @@ class PipelineWorker:
         self._results: dict[int, tuple[list[Augmented | Rejection], dict[str, Any]]] = {}
         self._failure: BaseException | None = None
 
-    def start(self, config: RunConfig, registry: Registry, threads: int) -> dict[str, Any]:
+    def start(self, plan: RunPlan, threads: int) -> dict[str, Any]:
         """Build the pipeline (here, so a bad option or model fails as a task, with its own error)."""
         # Ray sets OMP_NUM_THREADS from num_cpus; say it for torch too in case it is loaded.
         os.environ["OMP_NUM_THREADS"] = str(threads)
         if "torch" in sys.modules:
             sys.modules["torch"].set_num_threads(threads)
-        self.pipeline = Pipeline.from_config(config, registry)
+        self.pipeline = Pipeline.from_plan(plan)
         threading.Thread(target=self._serve, name="spanaug-pipeline", daemon=True).start()
         import ray
 
@@ -291,6 +275,11 @@ class _Chunk:
     counts: dict[str, Any] = field(default_factory=dict)
     attempts: int = 0
 
+    @property
+    def ids(self) -> list[str]:
+        """Its examples' ids: a unit of ``outcomes.InOrder``."""
+        return [example.id for example in self.examples]
+
     def to_state(self) -> dict[str, Any]:
         state: dict[str, Any] = {"seq": self.seq, "examples": [e.model_dump(mode="json") for e in self.examples]}
         if self.outcomes is not None:
@@ -330,12 +319,11 @@ class RayExecution:
     """The driver's side of a run on Ray (an ``Execution``): dispatch, collect in order, survive deaths."""
 
     def __init__(
-        self, ray: Any, engine: RayEngine.Config, config: RunConfig, registry: Registry, progress: ProgressCallback | None
+        self, ray: Any, engine: RayEngine.Config, plan: RunPlan, progress: ProgressCallback | None
     ) -> None:
         self.ray = ray
         self.engine = engine
-        self.config = config
-        self.registry = registry
+        self.plan = plan
         self.progress = progress or (lambda event: None)
         self.stats = RunStats()
         self.slots: list[_Slot] = []
@@ -346,7 +334,7 @@ class RayExecution:
             max_task_retries=0,
             max_concurrency=_DEPTH + 1,  # the chunks it holds, and start()
         )(PipelineWorker)
-        self._chunks: dict[int, _Chunk] = {}
+        self._order: InOrder[_Chunk] = InOrder({})
         self._restored: list[_Chunk] = []
 
     # -- workers ----------------------------------------------------------------------
@@ -385,7 +373,7 @@ class RayExecution:
     def _launch(self, slot: _Slot) -> None:
         threads = max(1, int(self.engine.cpus_per_worker))
         slot.actor = self._actor_class.remote()
-        slot.starting = slot.actor.start.remote(self.config, self.registry, threads)
+        slot.starting = slot.actor.start.remote(self.plan, threads)
         slot.chunks = set()
 
     def _started(self, slot: _Slot) -> None:
@@ -415,34 +403,31 @@ class RayExecution:
 
     # -- the stream -------------------------------------------------------------------
     def in_flight(self) -> list[dict[str, Any]]:
-        return [chunk.to_state() for _, chunk in sorted(self._chunks.items())]
+        return [chunk.to_state() for _, chunk in sorted(self._order.held.items())]
 
     def restore(self, state: Sequence[dict[str, Any]]) -> None:
         self._restored = [_Chunk.from_state(data) for data in state]
 
     def outcomes(self, examples: Iterable[Example], total: int | None = None) -> Iterator[Outcome]:
-        """Records and rejections in input order, a ``Checkpoint`` after every chunk that comes back."""
-        chunks = self._chunks = {chunk.seq: chunk for chunk in self._restored}
+        """Records and rejections in input order, a ``Checkpoint`` after each chunk's (``outcomes.InOrder``)."""
+        order = self._order = InOrder({chunk.seq: chunk for chunk in self._restored})
         self._restored = []
+        chunks = order.held
         source = iter(examples)
         waiting = [seq for seq, chunk in chunks.items() if chunk.outcomes is None]
         heapq.heapify(waiting)
-        next_seq = max(chunks, default=-1) + 1
-        emit_from = min(chunks, default=next_seq)
         tasks: dict[Any, tuple[_Slot, int]] = {}
         exhausted = False
 
         def next_chunk() -> int | None:
-            nonlocal next_seq, exhausted
+            nonlocal exhausted
             if waiting:
                 return heapq.heappop(waiting)
             batch = [] if exhausted else list(itertools.islice(source, self.engine.chunk_size))
             if not batch:
                 exhausted = True
                 return None
-            chunks[next_seq] = _Chunk(next_seq, batch)
-            next_seq += 1
-            return next_seq - 1
+            return order.add(_Chunk(order.next_seq, batch))
 
         def dispatch() -> None:
             # Every ready worker gets a first chunk before any gets a second.
@@ -482,18 +467,14 @@ class RayExecution:
             self._launch(slot)
             self.progress(ProgressEvent("examples", self.stats.examples, total, f"worker {slot.index} died; its chunks re-run"))
 
+        def released(chunk: _Chunk) -> None:
+            self.stats.add(chunk.counts)
+
+        def report() -> None:
+            self.progress(ProgressEvent("examples", self.stats.examples, total, self._status(tasks), self.stats.as_dict()))
+
         def finished_in_order() -> Iterator[Outcome]:
-            nonlocal emit_from
-            count, last_id = 0, None
-            while emit_from in chunks and chunks[emit_from].outcomes is not None:
-                chunk = chunks.pop(emit_from)
-                yield from chunk.outcomes or []
-                self.stats.add(chunk.counts)
-                count, last_id, emit_from = count + len(chunk.examples), chunk.examples[-1].id, emit_from + 1
-            if count:
-                self.progress(ProgressEvent("examples", self.stats.examples, total, self._status(tasks), self.stats.as_dict()))
-            pending = sum(len(chunk.examples) for chunk in chunks.values())
-            yield Checkpoint(count, last_id, pending, chunks[max(chunks)].examples[-1].id if chunks else None)
+            return order.emit(lambda chunk: chunk.outcomes is not None, released, report)
 
         dispatch()
         while tasks or waiting or not exhausted:

@@ -10,7 +10,8 @@ from pydantic import Field
 from spanaug_core.cli import main
 from spanaug_core.config import RunConfig
 from spanaug_core.errors import SpanaugError
-from spanaug_core.flags import flag, run_flags
+from spanaug_core.cli import run_flags
+from spanaug_core.flags import flag
 from spanaug_core.hookspecs import hookimpl
 from spanaug_core.protocols import DecoderConfig
 from spanaug_decoders.decoders import VDBADecoder
@@ -31,6 +32,14 @@ def test_a_flag_shows_the_default_of_the_setting_it_sets(installed_registry) -> 
     # A flag only a non-default component declares says whose it is.
     assert flags["--workers"].setting == "engine.workers" and flags["--workers"].help.startswith("ray: ")
     assert flags["--chain"].type is bool
+
+
+def test_batch_size_is_the_decoders_and_says_what_it_does(installed_registry) -> None:
+    flags = by_name(installed_registry)
+    assert flags["--batch-size"].setting == "decoder.batch_size"
+    assert "a decoder without a stream is handed this many per call" in flags["--batch-size"].help
+    assert f"[default: {VDBADecoder.Config().batch_size}]" in flags["--batch-size"].help
+    assert "batch_size" not in RunConfig.model_fields  # one name, one meaning: the decoder's
 
 
 class _Plugin:

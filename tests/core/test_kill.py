@@ -46,7 +46,7 @@ registry = Registry(entry_points=False)
 for plugin, name in ((spanaug_jsonl, "jsonl"), (spanaug_expanders, "expanders"), (DoublesPlugin(), "doubles")):
     registry.add_plugin(plugin, name)
 flags = {{"dataset.name": "jsonl", "input": sys.argv[1], "output": sys.argv[2], "decoder.name": "synonym",
-         "aligner.name": "diff", "iterations": 4, "batch_size": 3, "commit_every_s": {commit}}}
+         "aligner.name": "diff", "iterations": 4, "decoder.batch_size": 3, "commit_every_s": {commit}}}
 config = load_run_config(None, flags)
 from spanaug_expanders.inflect import InflectExpander
 InflectExpander(InflectExpander.Config()).expand("buy")  # lemminflect loads its tables (seconds) before the clock
@@ -199,7 +199,7 @@ def test_a_live_run_locks_its_folder_and_a_killed_one_does_not(tmp_path) -> None
     for plugin, name in ((spanaug_jsonl, "jsonl"), (spanaug_expanders, "expanders"), (DoublesPlugin(), "doubles")):
         registry.add_plugin(plugin, name)
     config = load_run_config(None, {"dataset.name": "jsonl", "input": str(data), "output": str(out), "decoder.name": "synonym",
-                                    "aligner.name": "diff", "iterations": 4, "batch_size": 3, "commit_every_s": COMMIT_S})
+                                    "aligner.name": "diff", "iterations": 4, "decoder.batch_size": 3, "commit_every_s": COMMIT_S})
     with pytest.raises(RunStateError, match=f"is being written by process {child.pid} "):
         execute(config, resume=True, registry=registry)
     child.send_signal(signal.SIGKILL)

@@ -18,7 +18,7 @@ import pytest
 
 from spanaug_core import hookspecs
 from spanaug_core.plugins import ENTRY_POINT_GROUP, Registry
-from spanaug_core.protocols import PROTOCOLS
+from spanaug_core.kinds import KIND
 
 REPO = Path(__file__).resolve().parents[2]
 SNAPSHOT = Path(__file__).with_name("builtin_names.json")
@@ -53,7 +53,7 @@ def test_every_builtin_satisfies_its_protocol() -> None:
     for entry in Registry(only=builtin_plugins()).entries():
         config = entry.cls.Config()  # every default must validate
         instance = entry.cls(config)  # constructors are cheap: models load lazily
-        assert isinstance(instance, PROTOCOLS[entry.kind]), f"{entry.kind} {entry.name} breaks its protocol"
+        assert isinstance(instance, KIND[entry.kind].protocol), f"{entry.kind} {entry.name} breaks its protocol"
         assert entry.description, f"{entry.kind} {entry.name} has no docstring"
         assert entry.name == entry.name.lower() and " " not in entry.name and "_" not in entry.name
 

@@ -9,14 +9,16 @@ from spanaug_core import Example, Span
 from spanaug_core.config import PipelineSettings
 from spanaug_core.errors import SpanaugError
 from spanaug_core.protocols import ComponentConfig
-from spanaug_core.pipeline import IDLE, Checkpoint, Pipeline, Rejection
+from spanaug_core.outcomes import IDLE, Checkpoint, Rejection
+from spanaug_core.pipeline import Pipeline
 from spanaug_expanders.inflect import InflectExpander
 from spanaug_filters.basic import MaxIterationFilter
 
 
-def make(iterations: int = 10, filters=(), decoder=None, aligner=None, **settings) -> Pipeline:
+def make(iterations: int = 10, filters=(), decoder=None, aligner=None, batch_size: int | None = None, **settings) -> Pipeline:
+    sizes = {} if batch_size is None else {"batch_size": batch_size}  # the decoder's, a plain decoder's batches
     return Pipeline(
-        decoder=decoder or SynonymDecoder(SynonymDecoder.Config()),
+        decoder=decoder or SynonymDecoder(SynonymDecoder.Config(**sizes)),
         aligner=aligner or DiffAligner(DiffAligner.Config()),
         expander=InflectExpander(InflectExpander.Config()),
         filters=list(filters),
@@ -265,7 +267,7 @@ def test_in_flight_state_restores_to_the_same_outcomes() -> None:
 def test_example_without_any_span_is_skipped() -> None:
     pipe = make()
     assert list(pipe.run([Example(id="x", tokens=("Hi", "."))])) == []
-    assert pipe.stats.skipped == 1
+    assert pipe.stats.skipped_examples == 1
 
 
 def test_from_components_mixes_names_instances_and_classes(registry) -> None:
@@ -408,7 +410,7 @@ def test_a_rerank_weight_without_a_score_is_an_error() -> None:
 def test_score_lines_and_tables_are_not_paraphrased() -> None:
     row = Example(id="t", tokens=("Leeds", "22", "6", "0", "16", "555", "745", "12"), spans=(Span(start=0, end=1, label="ORG", role="entity"),))
     pipe = make(iterations=1, rewrite_roles=[])
-    assert list(pipe.outcomes([row]))[-1].examples == 1 and pipe.stats.skipped == 1 and pipe.stats.jobs == 0
+    assert list(pipe.outcomes([row]))[-1].examples == 1 and pipe.stats.skipped_examples == 1 and pipe.stats.jobs == 0
     sentence = Example(id="n", tokens=("Ann", "will", "buy", "it", "quickly", "."), spans=(Span(start=0, end=1, label="PER", role="entity"),))
     assert len(list(make(iterations=1, rewrite_roles=[], min_words=4).run([sentence]))) == 1  # will, buy, it, quickly
     assert list(make(iterations=1, rewrite_roles=[], min_words=5).run([sentence])) == []
@@ -545,10 +547,10 @@ def test_a_lexicon_offers_words_each_round_that_the_round_before_has_not_used() 
 def test_offered_words_survive_a_resume() -> None:
     def piped() -> Pipeline:
         return Pipeline(
-            decoder=SynonymDecoder(SynonymDecoder.Config()),
+            decoder=SynonymDecoder(SynonymDecoder.Config(batch_size=2)),
             aligner=DiffAligner(DiffAligner.Config()),
             expander=InflectExpander(InflectExpander.Config()),
-            settings=PipelineSettings(iterations=3, batch_size=2),
+            settings=PipelineSettings(iterations=3),
             lexicon=_Lexicon({"corroborate": ["confirm", "verify", "support"]}),
         )
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 import pickle
 from contextlib import contextmanager
 from typing import ClassVar
@@ -13,6 +14,7 @@ from spanaug_core import ComponentConfig, ConfigError, UnknownComponentError
 from spanaug_core.errors import DuplicateComponentError, SpanaugError
 from spanaug_core.hookspecs import hookimpl
 from spanaug_core.pipeline import Pipeline
+from spanaug_core import plugins
 from spanaug_core.plugins import Registry
 
 
@@ -198,9 +200,9 @@ class CountingEngine:
         self.config = config
 
     @contextmanager
-    def start(self, config, registry, progress=None):  # type: ignore[no-untyped-def]
+    def start(self, plan, progress=None):  # type: ignore[no-untyped-def]
         CountingEngine.started += 1
-        yield Pipeline.from_config(config, registry, progress)
+        yield Pipeline.from_plan(plan, progress)
 
 
 class EveryHookPlugin:
@@ -270,3 +272,14 @@ def test_a_registry_pickles_as_the_recipe_that_rebuilds_it(registry) -> None:
     assert again is not registry
     assert [(e.kind, e.name, e.plugin) for e in again.entries()] == [(e.kind, e.name, e.plugin) for e in registry.entries()]
     assert again.plugin_names() == ["every", "expanders"]
+
+
+def test_an_install_without_the_core_entry_point_says_to_reinstall(monkeypatch) -> None:
+    # The local engine comes through the core's entry point; an install older than it lacks one.
+    monkeypatch.setattr(importlib.metadata, "entry_points", lambda **selection: [])
+    plugins._core_plugin.cache_clear()
+    try:
+        with pytest.raises(SpanaugError, match="'core' entry point is not installed; reinstall spanaug"):
+            Registry(entry_points=False)
+    finally:
+        plugins._core_plugin.cache_clear()

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 import spanaug_expanders
 import spanaug_filters
 import spanaug_jsonl
 from doubles import DoublesPlugin, SynonymDecoder
-from pydantic import ConfigDict
+from pydantic import ConfigDict, model_validator
 from spanaug_jsonl.dataset import JsonlDataset
 
 from spanaug_core.config import load_run_config
@@ -57,11 +59,19 @@ def config_for(tmp_path: Path, n: int = 9, **flags):
         "aligner.name": "diff",
         "output": str(tmp_path / "out"),
         "commit_every_s": 0,  # commit at every checkpoint
-        "batch_size": 3,
+        "decoder.batch_size": 3,
         "iterations": 3,
     }
     base.update(flags)
     return load_run_config(None, base)
+
+
+def rewrite_manifest(tmp_path: Path, change: Callable[[dict[str, Any]], object]) -> None:
+    """Change the manifest of the run in ``tmp_path/out`` as an older spanaug (or a crash) might have left it."""
+    path = tmp_path / "out" / "manifest.json"
+    manifest = json.loads(path.read_text())
+    change(manifest)
+    path.write_text(json.dumps(manifest))
 
 
 def read_records(out: Path) -> list[Augmented]:
@@ -77,7 +87,7 @@ def test_a_run_writes_records_rejections_and_manifest(tmp_path, run_registry) ->
     assert summary.status == manifest["status"] == "completed"
     assert manifest["counts"]["accepted"] == len(records) > 0
     assert manifest["progress"]["examples_done"] == 9 and manifest["progress"]["last_example_id"] == "s8"
-    assert manifest["config"]["decoder"] == {"name": "synonym"} and "python" in manifest["versions"]
+    assert manifest["config"]["decoder"] == {"name": "synonym", "batch_size": 3} and "python" in manifest["versions"]
     assert all(r.iteration <= 2 for r in records)
     rejected = [json.loads(line) for line in (out / "rejected.jsonl").read_text().splitlines()]
     reasons = {r["reason"] for r in rejected}
@@ -190,9 +200,7 @@ def test_a_run_that_fails_on_its_input_leaves_a_reusable_folder(run_registry, tm
 def test_a_failed_run_with_committed_work_still_needs_resume(run_registry, tmp_path) -> None:
     config = config_for(tmp_path)
     execute(config, registry=run_registry)
-    manifest_path = tmp_path / "out" / "manifest.json"
-    manifest = json.loads(manifest_path.read_text())
-    manifest_path.write_text(json.dumps({**manifest, "status": "failed"}))
+    rewrite_manifest(tmp_path, lambda manifest: manifest.update(status="failed"))
     with pytest.raises(RunStateError, match="already holds a run"):
         execute(config, registry=run_registry)
 
@@ -200,10 +208,8 @@ def test_a_failed_run_with_committed_work_still_needs_resume(run_registry, tmp_p
 def test_a_run_started_before_a_setting_existed_resumes_as_it_began(run_registry, tmp_path) -> None:
     config = config_for(tmp_path, avoid_words=False)
     execute(config, registry=run_registry)
-    manifest_path = tmp_path / "out" / "manifest.json"
-    manifest = json.loads(manifest_path.read_text())
-    del manifest["fingerprint"]["avoid_words"]  # as a manifest written before the setting existed
-    manifest_path.write_text(json.dumps(manifest))
+    # As a manifest written before the setting existed.
+    rewrite_manifest(tmp_path, lambda manifest: manifest["fingerprint"].pop("avoid_words"))
     # Such a run avoided whole phrases only: it resumes with avoid_words=false, not the new default.
     with pytest.raises(RunStateError, match="differs in avoid_words"):
         execute(config_for(tmp_path), registry=run_registry, resume=True)
@@ -215,16 +221,14 @@ def test_the_manifest_keeps_every_component_option_with_its_default(run_registry
     options = json.loads((tmp_path / "out" / "manifest.json").read_text())["options"]
     assert options["expander"]["max_variants"] == 64  # not set: the default is written down
     assert options["filters"][1] == {"max_iteration": 2}
-    assert set(options) == {"dataset", "expander", "decoder", "aligner", "filters"}
+    assert set(options) == {"dataset", "expander", "decoder", "aligner", "filters", "lexicon"} and options["lexicon"] is None
 
 
 def test_resume_refuses_a_component_default_that_changed_since_the_run_began(run_registry, tmp_path) -> None:
     config = config_for(tmp_path, limit=4)
     execute(config, registry=run_registry)
-    manifest_path = tmp_path / "out" / "manifest.json"
-    manifest = json.loads(manifest_path.read_text())
-    manifest["options"]["expander"]["max_variants"] = 32  # as if an older spanaug's default had been 32
-    manifest_path.write_text(json.dumps(manifest))
+    # As if an older spanaug's default had been 32.
+    rewrite_manifest(tmp_path, lambda manifest: manifest["options"]["expander"].update(max_variants=32))
     with pytest.raises(RunStateError, match=r"differs in expander\.max_variants \(expander\.max_variants: the run had 32, now 64\)"):
         execute(config_for(tmp_path), registry=run_registry, resume=True)
     # Setting the run's value goes on; it is no change of the settings the run wrote down.
@@ -242,10 +246,7 @@ def test_resume_accepts_a_default_written_out_and_refuses_a_changed_filter_optio
 
 def test_a_run_from_before_options_were_kept_still_resumes(run_registry, tmp_path) -> None:
     execute(config_for(tmp_path, limit=4), registry=run_registry)
-    manifest_path = tmp_path / "out" / "manifest.json"
-    manifest = json.loads(manifest_path.read_text())
-    del manifest["options"]
-    manifest_path.write_text(json.dumps(manifest))
+    rewrite_manifest(tmp_path, lambda manifest: manifest.pop("options"))
     assert execute(config_for(tmp_path), registry=run_registry, resume=True).status == "completed"
     with pytest.raises(RunStateError, match="differs in expander"):  # compared as written, as before
         execute(config_for(tmp_path, **{"expander.max_variants": 64}), registry=run_registry, resume=True)
@@ -273,8 +274,34 @@ class OpaquePlugin:
 
 def test_an_option_json_cannot_hold_is_recorded_by_its_type(run_registry, tmp_path) -> None:
     run_registry.add_plugin(OpaquePlugin(), "opaque")
-    options = resolved_component_options(config_for(tmp_path, **{"decoder.name": "opaque"}), run_registry)
+    options = resolved_component_options(run_registry.plan(config_for(tmp_path, **{"decoder.name": "opaque"})))
     assert options["decoder"]["handle"] == "<Opaque>"
+
+
+class CountedDecoder(SynonymDecoder):
+    """The synonym double, counting how often its options are validated."""
+
+    name = "counted"
+    validated = 0
+
+    class Config(SynonymDecoder.Config):
+        @model_validator(mode="after")
+        def _count(self):  # type: ignore[no-untyped-def]
+            CountedDecoder.validated += 1
+            return self
+
+
+class CountedPlugin:
+    @hookimpl
+    def register_decoders(self, register):  # type: ignore[no-untyped-def]
+        register(CountedDecoder)
+
+
+def test_a_run_validates_each_component_option_once(run_registry, tmp_path) -> None:
+    run_registry.add_plugin(CountedPlugin(), "counted")
+    CountedDecoder.validated = 0
+    execute(config_for(tmp_path, n=2, **{"decoder.name": "counted", "decoder.beam_size": 4}), registry=run_registry)
+    assert CountedDecoder.validated == 1
 
 
 class SuggestingPlugin:
@@ -348,6 +375,26 @@ def test_a_suggested_lexicon_offers_its_words_and_null_turns_it_off(run_registry
     # `--set lexicon=null` is a setting given: the suggestion does not apply.
     off = load_run_config(None, {"dataset.name": "suggesting"}, ["lexicon=null"])
     assert off.lexicon is None and with_suggested_settings(off, run_registry) == (off, {})
+
+
+def test_the_lexicon_options_reach_the_manifest_and_resume_checks_them(run_registry, tmp_path) -> None:
+    run_registry.add_plugin(LexiconPlugin(), "lexicon")
+    execute(config_for(tmp_path, limit=2, iterations=1, lexicon="table"), registry=run_registry)
+    options = json.loads((tmp_path / "out" / "manifest.json").read_text())["options"]
+    assert options["lexicon"] == {"words": ["verify", "support"]}  # not set: the default is written down
+    # As if an older spanaug's default had been this.
+    rewrite_manifest(tmp_path, lambda manifest: manifest["options"]["lexicon"].update(words=["verify"]))
+    with pytest.raises(RunStateError, match=r"differs in lexicon\.words \(lexicon\.words: the run had \['verify'\], now \['verify', 'support'\]\)"):
+        execute(config_for(tmp_path, iterations=1, lexicon="table"), registry=run_registry, resume=True)
+    resumed = config_for(tmp_path, iterations=1, lexicon={"name": "table", "words": ["verify"]})
+    assert execute(resumed, registry=run_registry, resume=True).status == "completed"
+
+
+def test_a_run_begun_with_the_pipeline_batch_size_resumes(run_registry, tmp_path) -> None:
+    execute(config_for(tmp_path, limit=4), registry=run_registry)
+    # The setting --batch-size set before the decoder's option took the flag.
+    rewrite_manifest(tmp_path, lambda manifest: manifest["fingerprint"].update(batch_size=16))
+    assert execute(config_for(tmp_path), registry=run_registry, resume=True).status == "completed"
 
 
 def test_lexicon_options_without_a_name_are_refused(tmp_path) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from spanaug_core.protocols import DecoderConfig
 from spanaug_core.scheduling import ListSource, RequestQueue, stream_decode
 from spanaug_core.types import Constraints, DecodeRequest
 
@@ -45,6 +46,7 @@ def test_a_decoder_without_stream_gets_fixed_batches() -> None:
         name = "echo"
 
         def __init__(self) -> None:
+            self.config = DecoderConfig(batch_size=3)
             self.sizes: list[int] = []
 
         def decode(self, requests, nbest):
@@ -52,5 +54,5 @@ def test_a_decoder_without_stream_gets_fixed_batches() -> None:
             return [[] for _ in requests]
 
     echo = Echo()
-    finished = [key for batch in stream_decode(echo, ListSource([req(3)] * 7), 2, 3) for key, _ in batch]
+    finished = [key for batch in stream_decode(echo, ListSource([req(3)] * 7), 2) for key, _ in batch]
     assert finished == list(range(7)) and echo.sizes == [3, 3, 1]

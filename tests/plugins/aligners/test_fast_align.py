@@ -7,6 +7,8 @@ import random
 from spanaug_core.types import AlignItem
 from spanaug_aligners.fast_align import FastAlignAligner, grow_diag_final_and, project, symmetric_alignments
 
+DEFAULTS = FastAlignAligner.Config()
+
 
 def _bitext(n: int = 300, seed: int = 0):
     """Source words s0..s29 translate one-to-one into t0..t29; adjacent words sometimes swap."""
@@ -25,7 +27,7 @@ def _bitext(n: int = 300, seed: int = 0):
 
 def test_recovers_synthetic_links():
     pairs, gold = _bitext()
-    found = symmetric_alignments(pairs, iterations=5)
+    found = symmetric_alignments(pairs, DEFAULTS.iterations, DEFAULTS.p0)
     hits = sum(len(links & g) for (links, _), g in zip(found, gold))
     predicted = sum(len(links) for links, _ in found)
     total = sum(len(g) for g in gold)
@@ -34,7 +36,8 @@ def test_recovers_synthetic_links():
 
 def test_deterministic():
     pairs, _ = _bitext(50)
-    assert [links for links, _ in symmetric_alignments(pairs)] == [links for links, _ in symmetric_alignments(pairs)]
+    runs = [symmetric_alignments(pairs, DEFAULTS.iterations, DEFAULTS.p0) for _ in range(2)]
+    assert [links for links, _ in runs[0]] == [links for links, _ in runs[1]]
 
 
 def test_grow_diag_final_and():

@@ -27,7 +27,7 @@ import spanaug_expanders
 import spanaug_jsonl
 from spanaug_core.config import load_run_config
 from spanaug_core.errors import ConfigError, DataError, SpanaugError
-from spanaug_core.pipeline import Checkpoint
+from spanaug_core.outcomes import Checkpoint
 from spanaug_core.plugins import Registry
 from spanaug_core.run import execute
 from spanaug_core.types import Augmented, Example
@@ -71,7 +71,7 @@ def flags_for(tmp_path: Path, out: str, n: int = 10, **more: object) -> dict[str
         "aligner.name": "diff",
         "output": str(tmp_path / out),
         "iterations": 3,
-        "batch_size": 3,
+        "decoder.batch_size": 3,
         "commit_every_s": 0,
     }
     flags.update(more)
@@ -127,7 +127,7 @@ def test_a_worker_killed_mid_run_loses_nothing_and_writes_nothing_twice(cluster,
     examples = [Example.model_validate_json(line) for line in Path(config.input).read_text().splitlines()]
     engine = RayEngine(RayEngine.Config(workers=2, chunk_size=1))
     got: list[Augmented] = []
-    with engine.start(config, make_registry()) as execution:
+    with engine.start(make_registry().plan(config)) as execution:
         for outcome in execution.outcomes(examples):
             if isinstance(outcome, Augmented):
                 if not got:
@@ -171,14 +171,14 @@ def test_resume_redispatches_only_the_chunks_not_finished(cluster, local_run, tm
     config = load_run_config(None, flags_for(tmp_path, "out"))
     examples = [Example.model_validate_json(line) for line in Path(config.input).read_text().splitlines()]
     engine = RayEngine(RayEngine.Config(workers=1, chunk_size=2))
-    with engine.start(config, make_registry()) as execution:
+    with engine.start(make_registry().plan(config)) as execution:
         first = [o for o in execution.outcomes(examples[:2]) if not isinstance(o, Checkpoint)]
     # The state a driver commits while chunk 0 (s0, s1) is back but chunk 1 (s2, s3) is still out.
     state = [_Chunk(0, examples[:2], outcomes=first).to_state(), _Chunk(1, examples[2:4]).to_state()]
     state = json.loads(json.dumps(state))  # as the manifest holds it
     log = Path(config.decoder.options["log"])
     log.write_text("")
-    with engine.start(config, make_registry()) as execution:
+    with engine.start(make_registry().plan(config)) as execution:
         execution.restore(state)
         got = [o for o in execution.outcomes(examples[4:]) if isinstance(o, Augmented)]
     expected = [Augmented.model_validate_json(line) for line in files(local_run)[0].splitlines()]

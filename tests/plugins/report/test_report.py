@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from spanaug_core.pipeline import Rejection
+from spanaug_core.outcomes import Rejection
 from spanaug_core.text import detokenize
 from spanaug_core.types import Augmented, Constraints, Example, Span
 from spanaug_shared.judgments import read_judgments

@@ -1,0 +1,90 @@
+"""The settings of the iterative loop, and a component named with its options.
+
+These sit below the protocols and the run config: a ``RunPlan`` (what an engine runs)
+carries ``PipelineSettings``, and the run config (``spanaug_core.config``) names each
+component as a ``ComponentSpec``. A setting that deserves a ``spanaug run`` flag declares
+it on its field with ``flag()`` (``spanaug_core.flags``).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from spanaug_core.flags import flag
+
+
+class ComponentSpec(BaseModel):
+    """A component by name plus its options (every key other than ``name``)."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    name: str
+
+    @property
+    def options(self) -> dict[str, Any]:
+        return dict(self.model_extra or {})
+
+
+class PipelineSettings(BaseModel):
+    """How the iterative loop runs (Culkin et al. 2021, §5)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    iterations: int = Field(default=10, ge=1, description="rounds of paraphrase + align per span", json_schema_extra=flag("--iterations"))
+    top_m: int = Field(default=20, ge=1, description="candidates the aligner scores per round", json_schema_extra=flag("--top-m"))
+    chain: bool = Field(
+        default=False, description="paraphrase the previous output instead of the original", json_schema_extra=flag("--chain")
+    )
+    rewrite_roles: list[str] = Field(default=["target"], description="span roles that are rewritten")
+    skip_labels: list[str] = Field(
+        default=[],
+        description="labels (shell patterns) of spans left alone though their role is rewritten; a dataset may suggest "
+        "some (conll-srl: PropBank copulas and auxiliaries, whose paraphrases rarely keep the meaning; docs/quality.md)",
+    )
+    skip_pos: list[str] = Field(
+        default=[],
+        description="parts of speech of spans left alone though their role is rewritten, as a reader gives them in a "
+        "span's attrs[\"pos\"] (conll-srl: each CoNLL-U Plus predicate's UPOS; it suggests NOUN and AUX: nominal "
+        "predicates' paraphrases rarely keep the label, auxiliaries carry tense, not a meaning; docs/quality.md)",
+    )
+    keep_roles: list[str] = Field(default=["argument", "entity"], description="span roles carried into the paraphrase")
+    avoid_words: bool = Field(
+        default=True,
+        description="when a span aligns to several words, also avoid each content word of it (and its forms) "
+        "that the sentence has nowhere else, not only the whole phrase",
+    )
+    min_words: int = Field(
+        default=3,
+        ge=0,
+        description="paraphrase a sentence with no span to rewrite (NER) only if it has at least this many words "
+        "(letters, no digits) outside its kept spans: a table row or score line (\"Leeds 22 6 0 16 555 745 12\") has nothing to paraphrase",
+    )
+    rerank: dict[str, float] = Field(
+        default={"alignment": 1.0},
+        description="how a round chooses among its candidates: the one with the largest sum of weight x score, "
+        "over the record scores named here (alignment, adequacy, paraphrase_fluency...; ties: the decoder's order); "
+        "a score no component gives is an error",
+    )
+    filter_candidates: bool = Field(
+        default=True,
+        description="with filters, a round whose best candidate they drop keeps the next best they accept "
+        "(false: the best is filtered alone, as in the paper, and the round keeps nothing when it is dropped)",
+    )
+    keep: Literal["include", "align", "drop"] = Field(
+        default="align",
+        description="how kept spans survive: align = no constraint, located by the aligner; "
+        "include = positive constraints then exact match (slower, often broken text; docs/quality.md); drop = not carried",
+    )
+    keep_copies: bool = Field(
+        default=True,
+        description="keep = align: a kept span the paraphrase copies word for word, once, is kept where the copy is, "
+        "and the aligner places the others (a copy needs no aligner; one that occurs twice could be either)",
+    )
+    content_targets: bool = Field(
+        default=True,
+        description="a rewritten span with a content word counts as found only on a span with one: the aligner settling on "
+        "the function word of a rewording (\"signed\" as the \"into\" of \"entered into\") is no alignment "
+        "(false: any span it finds; docs/quality.md)",
+    )
