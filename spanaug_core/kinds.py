@@ -73,7 +73,7 @@ KINDS: tuple[Kind, ...] = (
         Section(
             "lexicon",
             "offers words the rewritten span could become, which the prompt names (framenet: the frame's "
-            "lexical units near the old word); none unless given or the dataset suggests one (docs/quality.md)",
+            "lexical units near the old word); none unless given or the dataset suggests one (docs/quality.md#the-prompt)",
             flag="--lexicon",
         ),
     ),

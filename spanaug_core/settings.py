@@ -41,13 +41,12 @@ class PipelineSettings(BaseModel):
     skip_labels: list[str] = Field(
         default=[],
         description="labels (shell patterns) of spans left alone though their role is rewritten; a dataset may suggest "
-        "some (conll-srl: PropBank copulas and auxiliaries, whose paraphrases rarely keep the meaning; docs/quality.md)",
+        "some (conll-srl: PropBank copulas and auxiliary do; docs/results/srl-skips.md)",
     )
     skip_pos: list[str] = Field(
         default=[],
         description="parts of speech of spans left alone though their role is rewritten, as a reader gives them in a "
-        "span's attrs[\"pos\"] (conll-srl: each CoNLL-U Plus predicate's UPOS; it suggests NOUN and AUX: nominal "
-        "predicates' paraphrases rarely keep the label, auxiliaries carry tense, not a meaning; docs/quality.md)",
+        "span's attrs[\"pos\"] (conll-srl: each CoNLL-U Plus predicate's UPOS; it suggests NOUN and AUX; docs/datasets.md)",
     )
     keep_roles: list[str] = Field(default=["argument", "entity"], description="span roles carried into the paraphrase")
     avoid_words: bool = Field(
@@ -75,7 +74,7 @@ class PipelineSettings(BaseModel):
     keep: Literal["include", "align", "drop"] = Field(
         default="align",
         description="how kept spans survive: align = no constraint, located by the aligner; "
-        "include = positive constraints then exact match (slower, often broken text; docs/quality.md); drop = not carried",
+        "include = positive constraints then exact match (slower, can break the sentence; docs/results/prompting-kept-spans.md); drop = not carried",
     )
     keep_copies: bool = Field(
         default=True,
@@ -86,5 +85,5 @@ class PipelineSettings(BaseModel):
         default=True,
         description="a rewritten span with a content word counts as found only on a span with one: the aligner settling on "
         "the function word of a rewording (\"signed\" as the \"into\" of \"entered into\") is no alignment "
-        "(false: any span it finds; docs/quality.md)",
+        "(false: any span it finds; docs/results/srl-skips.md)",
     )
