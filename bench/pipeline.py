@@ -31,6 +31,7 @@ import platform
 import tempfile
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +39,7 @@ import torch
 
 from spanaug_core.config import load_run_config
 from spanaug_core.plugins import default_registry
+from spanaug_core.protocols import Part, RunPlan
 from spanaug_core.run import execute
 
 
@@ -55,6 +57,7 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--device", default="cpu", help="torch device of the decoder and the aligner (cuda: both on the GPU)"
     )
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="any other run setting, as spanaug run --set")
 
 
 def run_flags(args: argparse.Namespace, out: Path) -> dict[str, Any]:
@@ -69,7 +72,7 @@ def run_flags(args: argparse.Namespace, out: Path) -> dict[str, Any]:
         "decoder.batch_size": args.batch,
         "decoder.dtype": args.dtype,
         "aligner.name": args.aligner,
-        "aligner.device": args.device,
+        **({"aligner.device": args.device} if "device" in default_registry().get("aligner", args.aligner).Config.model_fields else {}),
         "decoder.device": args.device,
         "iterations": args.iterations,
         "top_m": args.top_m,
@@ -83,27 +86,31 @@ def run_once(out: Path, args: argparse.Namespace, wrap: Callable[[Any], Any] | N
     ``wrap``, if given, receives the decoder the run builds and returns the one it uses.
     """
     flags = {**run_flags(args, out), **{f"decoder.{k}": v for k, v in decoder.items()}}
-    config = load_run_config(None, flags)
+    config = load_run_config(None, flags, list(args.set))
     registry = default_registry()
     seen: dict[str, Any] = {}
-    original = registry.create
+    original = registry.plan
 
-    def create(kind: str, name: str, **options: Any) -> Any:  # keep the decoder to read its counters
-        component = original(kind, name, **options)
-        if kind == "decoder" and wrap is not None:
-            component = wrap(component)
-        seen[kind] = component
-        return component
+    def plan(run_config: Any) -> RunPlan:  # keep the decoder the run builds, to read its counters
+        made = original(run_config)
+        part = made.one("decoder")
 
-    # The default registry is one per process: put its create back, or the next run would
-    # build its components through this run's hook too.
-    registry.create = create  # type: ignore[method-assign]
+        def build(options: Any) -> Any:
+            component = part.cls(options)
+            seen["decoder"] = wrap(component) if wrap is not None else component
+            return seen["decoder"]
+
+        return replace(made, parts={**made.parts, "decoder": (Part(build, part.config),)})  # type: ignore[arg-type]
+
+    # The default registry is one per process: put its plan back, or the next run would
+    # build its decoder through this run's hook too.
+    registry.plan = plan  # type: ignore[method-assign]
     try:
         t0 = time.perf_counter()
         summary = execute(config, registry=registry)
         wall = time.perf_counter() - t0
     finally:
-        del registry.create
+        del registry.plan
     counts = summary.counts
     occupancy = seen["decoder"].occupancy
     rewritten = counts["accepted"] + counts["rejected"]
@@ -117,6 +124,7 @@ def run_once(out: Path, args: argparse.Namespace, wrap: Callable[[Any], Any] | N
         "rewritten": rewritten,
         "accepted": counts["accepted"],
         "rewritten_per_h": round(rewritten / wall * 3600),
+        "spans_per_h": round(counts["jobs"] / wall * 3600),
         "records_per_h": round(counts["accepted"] / wall * 3600),
         "full_batch_share": round(occupancy["full_step_s"] / max(counts["decode_s"], 1e-9), 3),
         "steps": int(occupancy["steps"]),

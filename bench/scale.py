@@ -44,7 +44,7 @@ from spanaug_core.run import execute
 def run_once(out: Path, args: argparse.Namespace, engine: dict[str, Any]) -> dict[str, Any]:
     """One ``spanaug run`` into ``out`` on ``engine``; its wall time and figures."""
     flags = {**run_flags(args, out), **{f"engine.{k}": v for k, v in engine.items()}}
-    config = load_run_config(None, flags)
+    config = load_run_config(None, flags, list(args.set))
     started: list[float] = []
     from spanaug_ray.engine import RayExecution
 

@@ -428,13 +428,14 @@ def _row_top(keys: torch.Tensor, n: int) -> tuple[torch.Tensor, torch.Tensor]:
     The same as ``keys.topk(n)`` (up to the order of ties) in two stages: the ``n`` blocks
     of ``_BLOCK`` columns with the largest maxima hold every one of a row's ``n`` largest
     entries, so topk runs over those columns only; a topk over a whole vocabulary is the
-    slowest part of a CPU step. A vocabulary that is no multiple of the block (test models)
-    takes plain topk.
+    slowest part of a CPU step. A GPU's topk is fast, and there the stages would only add
+    kernel launches; a vocabulary that is no multiple of the block (test models) takes
+    plain topk too.
     """
     import torch
 
     h, v = keys.shape
-    if v % _BLOCK or v < n * _BLOCK:
+    if keys.device.type != "cpu" or v % _BLOCK or v < n * _BLOCK:
         return keys.topk(n, dim=1)
     blocks = keys.view(h, v // _BLOCK, _BLOCK).amax(2).topk(n, dim=1).indices  # [H, n]
     columns = (blocks[:, :, None] * _BLOCK + torch.arange(_BLOCK, device=keys.device)).view(h, -1)
