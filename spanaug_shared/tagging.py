@@ -34,7 +34,21 @@ INVALID_READ = "invalid tag read as seqeval does"
 log = logging.getLogger(__name__)
 
 
-class TagOptions(ComponentConfig):
+class EntityOptions(ComponentConfig):
+    """The option of a dataset of entities: are they kept, or rewritten?"""
+
+    entities: Literal["keep", "rewrite"] = Field(
+        default="keep",
+        description="keep: entities are kept (role entity, include constraints); rewrite: entities are the spans to paraphrase (role target)",
+    )
+
+    @property
+    def role(self) -> str:
+        """The role of the spans read."""
+        return "entity" if self.entities == "keep" else "target"
+
+
+class TagOptions(EntityOptions):
     """Options of a dataset whose entities are a tag column."""
 
     scheme: Literal["auto", "iob1", "iob2", "bioes"] = Field(
@@ -44,18 +58,9 @@ class TagOptions(ComponentConfig):
         default=False,
         description="reject tags invalid in the scheme (an I- after O in IOB2...); otherwise read them as seqeval does and count a warning",
     )
-    entities: Literal["keep", "rewrite"] = Field(
-        default="keep",
-        description="keep: entities are kept (role entity, include constraints); rewrite: entities are the spans to paraphrase (role target)",
-    )
     write_scheme: Literal["same", "iob1", "iob2", "bioes"] = Field(
         default="same", description="scheme to write: same as each example was read in (IOB2 for examples from elsewhere) or a conversion"
     )
-
-    @property
-    def role(self) -> str:
-        """The role of the spans read."""
-        return "entity" if self.entities == "keep" else "target"
 
 
 def split_tag(tag: str) -> tuple[str, str | None]:
