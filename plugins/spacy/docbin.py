@@ -2,13 +2,17 @@
 
 ``doc.ents`` become spans without a group, each span of ``doc.spans[key]`` a span whose
 group is ``key`` (spancat's ``sc``...); both are entities (kept) or, with
-``entities=rewrite``, the spans to paraphrase. The tokens are the doc's: a doc read and
-written back keeps its words and whitespace, and whatever else it carried (tags, POS,
-morphology, lemmas, the parse or sentence starts, cats, tokens whose entity annotation is
-missing) through ``meta["spacy"]``. Whitespace tokens (``"\\n"``, a double space) are no
-spanaug tokens: they wait in meta and come back in place. A doc written from elsewhere (an
-augmented record) takes the example's tokens as they are, spaced as spanaug detokenizes
-them; no tokenizer runs.
+``entities=rewrite``, the spans to paraphrase. A doc that marks its sentences (a parse,
+sentence starts: ``spacy convert`` makes whole documents) is read one sentence at a time,
+since a paraphraser rewrites sentences; its sentences, written back in a row and
+unchanged, make the one doc again.
+
+The tokens are the doc's: a doc read and written back keeps its words and whitespace,
+and whatever else it carried (tags, POS, morphology, lemmas, the parse or sentence
+starts, cats, tokens whose entity annotation is missing) through ``meta["spacy"]``.
+Whitespace tokens (``"\\n"``, a double space) are no spanaug tokens: they wait in meta and
+come back in place. A doc written from elsewhere (an augmented record) takes the
+example's tokens as they are, spaced as spanaug detokenizes them; no tokenizer runs.
 
 A DocBin records the layout version of the spaCy that wrote it (spaCy 2 wrote none), and
 its token attributes are ids into that spaCy's symbol table: a file from another major
@@ -17,10 +21,12 @@ version is refused with what was expected rather than read wrong.
 
 from __future__ import annotations
 
+import logging
 import zlib
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from pydantic import Field
 
@@ -28,6 +34,8 @@ from spanaug_core.errors import ConfigError, DataError, SpanaugError, one_line
 from spanaug_core.text import token_offsets
 from spanaug_core.types import Example, Span
 from spanaug_shared.tagging import EntityOptions, encode
+
+log = logging.getLogger(__name__)
 
 # Token annotations a doc may carry, as Doc(...) takes them: (has_annotation name, argument, token value).
 ANNOTATIONS = (
@@ -100,9 +108,15 @@ class SpacyDataset:
         groups: list[str] | None = Field(
             default=None, description="span groups (doc.spans keys) to read besides doc.ents (default: all; [] for none)"
         )
+        unit: Literal["sentence", "doc"] = Field(
+            default="sentence",
+            description="sentence: one example per sentence of a doc that marks them (a parse or sentence starts), "
+            "written back as one doc; doc: one example per doc (a paraphraser rewrites sentences, not documents)",
+        )
 
     def __init__(self, config: Config) -> None:
         self.config = config
+        self.warnings: Counter[str] = Counter()
 
     # -- reading ----------------------------------------------------------------------
     def _files(self, path: Path | None) -> list[tuple[Path, str]]:
@@ -119,12 +133,14 @@ class SpacyDataset:
             raise DataError("no such file or folder; expected a .spacy DocBin file or a folder of them", path=path)
         return [(path, path.name)]
 
-    def count(self, path: Path | None) -> int:
-        """Docs in the files (the progress bar's total)."""
+    def count(self, path: Path | None) -> int | None:
+        """Docs in the files, when each is one example (the progress bar's total)."""
+        if self.config.unit == "sentence":
+            return None  # counting sentences would read every doc twice
         return sum(len(load_docbin(file)) for file, _ in self._files(path))
 
     def read(self, path: Path | None) -> Iterator[Example]:
-        """Stream the docs of the file(s) as examples."""
+        """Stream the docs of the file(s), or their sentences, as examples."""
         files = self._files(path)
         _spacy()
         from spacy.vocab import Vocab
@@ -132,60 +148,105 @@ class SpacyDataset:
         vocab = Vocab()
         for file, name in files:
             for number, doc in enumerate(load_docbin(file).get_docs(vocab)):
-                yield self._example(file, f"{name}#{number}", number, doc)
+                marked = doc.has_annotation("SENT_START") or doc.has_annotation("DEP")
+                sentences = [(s.start, s.end) for s in doc.sents] if self.config.unit == "sentence" and marked else [(0, len(doc))]
+                for k, (start, end) in enumerate(sentences):
+                    ident = f"{name}#{number}" if len(sentences) == 1 else f"{name}#{number}.{k}"
+                    part = (f"{name}#{number}", k, len(sentences))
+                    yield self._example(file, ident, doc, start, end, part)
+        if self.warnings:
+            log.warning("%s: %s", path, ", ".join(f"{n} {what}" for what, n in self.warnings.items()))
 
-    def _example(self, file: Path, ident: str, number: int, doc: Any) -> Example:
-        words = [token.text for token in doc]
+    def _example(self, file: Path, ident: str, doc: Any, start: int, end: int, part: tuple[str, int, int]) -> Example:
+        """The example of ``doc[start:end]`` (the doc, or one of its ``part[2]`` sentences)."""
+        tokens = doc[start:end]
+        words = [token.text for token in tokens]
         keep = [i for i, word in enumerate(words) if not word.isspace()]
-        position = {old: new for new, old in enumerate(keep)}
-        role = self.config.role
+        position = {start + old: new for new, old in enumerate(keep)}
         spans = []
         wanted = [(None, list(doc.ents))] + [
             (key, list(group)) for key, group in doc.spans.items() if self.config.groups is None or key in self.config.groups
         ]
         for key, group in wanted:
             for span in group:
+                if span.end <= start or span.start >= end:
+                    continue
+                if span.start < start or span.end > end:
+                    if span.start >= start:  # counted once: in the sentence where it starts
+                        self.warnings["span across a sentence boundary not read"] += 1
+                    continue
                 inside = [position[i] for i in range(span.start, span.end) if i in position]
                 if inside:  # a span of whitespace alone has nothing to keep or rewrite
-                    spans.append(Span(start=inside[0], end=inside[-1] + 1, label=span.label_, role=role, group=key))
-        meta: dict[str, Any] = {"spaces": [bool(token.whitespace_) for token in doc]}
+                    spans.append(Span(start=inside[0], end=inside[-1] + 1, label=span.label_, role=self.config.role, group=key))
+        meta: dict[str, Any] = {"spaces": [bool(token.whitespace_) for token in tokens]}
         if len(keep) < len(words):
             meta["words"] = words
         for attribute, argument, value in ANNOTATIONS:
             if doc.has_annotation(attribute):
-                meta[argument] = [value(token) for token in doc]
+                meta[argument] = [value(token) for token in tokens]
         if doc.has_annotation("DEP"):
-            meta["heads"] = [token.head.i for token in doc]
-            meta["deps"] = [token.dep_ for token in doc]
+            meta["heads"] = [token.head.i - start for token in tokens]
+            meta["deps"] = [token.dep_ for token in tokens]
         elif doc.has_annotation("SENT_START"):
-            meta["sent_starts"] = [token.is_sent_start for token in doc]
-        missing = _runs(token.i for token in doc if token.ent_iob == 0)
+            meta["sent_starts"] = [token.is_sent_start for token in tokens]
+        missing = _runs(token.i - start for token in tokens if token.ent_iob == 0)
         if missing:
             meta["missing"] = missing
-        if doc.cats:
+        if doc.cats and part[1] == 0:
             meta["cats"] = dict(doc.cats)
+        if part[2] > 1:
+            meta["part"] = list(part)
         try:
             return Example(id=ident, tokens=tuple(words[i] for i in keep), spans=tuple(spans), meta={"spacy": meta})
         except ValueError as exc:
-            raise DataError(f"doc {number}: {one_line(exc)}; spanaug tokens hold no whitespace", path=file) from None
+            raise DataError(f"doc {ident.rpartition('#')[2]}: {one_line(exc)}; spanaug tokens hold no whitespace", path=file) from None
 
     # -- writing ----------------------------------------------------------------------
     def write(self, examples: Iterable[Example], path: Path) -> int:
-        """Write the examples as one DocBin file; returns how many."""
+        """Write the examples as one DocBin file, the sentences read from one doc as that doc again; returns how many."""
         _spacy()
-        from spacy.tokens import DocBin
+        from spacy.tokens import Doc, DocBin
         from spacy.vocab import Vocab
 
         vocab = Vocab()
         docbin = DocBin(store_user_data=False)
         unannotated: set[str] = set()  # docs read without entity annotation: their records get none either
+        parts: list[Example] = []  # the sentences of one doc so far, in order
         count = 0
+
+        def flush() -> None:
+            for example in parts:
+                docbin.add(self._doc(vocab, example, unannotated))
+            parts.clear()
+
         for example in examples:
-            docbin.add(self._doc(vocab, example, unannotated))
             count += 1
+            part = self._part(example)
+            if parts and (part is None or part[0] != self._part(parts[0])[0] or part[1] != len(parts)):
+                flush()  # the doc's sentences do not follow each other: each is a doc of its own
+            if part is None or part[1] != len(parts):
+                docbin.add(self._doc(vocab, example, unannotated))
+                continue
+            parts.append(example)
+            if len(parts) == part[2]:
+                whole = Doc.from_docs([self._doc(vocab, e, unannotated) for e in parts], ensure_whitespace=False)
+                cats = parts[0].meta["spacy"].get("cats")
+                if cats:
+                    whole.cats = dict(cats)
+                docbin.add(whole)
+                parts.clear()
+        flush()
         if count:
             docbin.to_disk(path)
         return count
+
+    def _part(self, example: Example) -> tuple[str, int, int] | None:
+        """(doc, sentence, sentences) of an unchanged sentence read from a doc of several, else None."""
+        meta = example.meta.get("spacy")
+        if not isinstance(meta, dict) or not isinstance(meta.get("part"), list) or not self._unchanged(meta, example.tokens):
+            return None
+        doc, k, n = meta["part"]
+        return str(doc), int(k), int(n)
 
     def _doc(self, vocab: Any, example: Example, unannotated: set[str]) -> Any:
         from spacy.tokens import Doc
@@ -217,7 +278,7 @@ class SpacyDataset:
                 groups.setdefault(s.group, []).append(SpacySpan(doc, keep[s.start], keep[s.end - 1] + 1, label=s.label))
         for key, spans in groups.items():
             doc.spans[key] = spans
-        if kept.get("cats"):
+        if kept.get("cats") and "part" not in kept:
             doc.cats = dict(kept["cats"])
         return doc
 

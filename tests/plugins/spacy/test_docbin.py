@@ -33,7 +33,11 @@ def docs(vocab: Vocab) -> list[Doc]:
     spancat = Doc(vocab, words=["a", "red", "car"], spaces=[True, True, False], lemmas=["a", "red", "car"])
     spancat.spans["sc"] = [SpacySpan(spancat, 1, 3, "THING")]
     spancat.cats = {"ADS": 1.0}
-    return [ner, spaced, spancat]
+    story = Doc(vocab, words=["Ann", "left", ".", "Bo", "stayed", "."], spaces=[True, False, True, True, False, False],
+                sent_starts=[True, False, False, True, False, False], ents=["B-PER", "O", "O", "B-PER", "O", "O"])
+    story.spans["sc"] = [SpacySpan(story, 3, 5, "EVENT")]
+    story.cats = {"NEWS": 1.0}
+    return [ner, spaced, spancat, story]
 
 
 def save(docs_: list[Doc], path: Path) -> Path:
@@ -53,7 +57,10 @@ def spacy_dataset(**options) -> SpacyDataset:
 def test_reads_ents_and_span_groups_as_spans(tmp_path: Path) -> None:
     path = save(docs(Vocab()), tmp_path / "train.spacy")
     examples = list(spacy_dataset().read(path))
-    assert [e.id for e in examples] == ["train.spacy#0", "train.spacy#1", "train.spacy#2"]
+    # A doc that marks its sentences is read one sentence at a time.
+    assert [e.id for e in examples] == ["train.spacy#0", "train.spacy#1", "train.spacy#2", "train.spacy#3.0", "train.spacy#3.1"]
+    assert [e.tokens for e in examples[3:]] == [("Ann", "left", "."), ("Bo", "stayed", ".")]
+    assert [(s.start, s.end, s.label, s.group) for s in examples[4].spans] == [(0, 1, "PER", None), (0, 2, "EVENT", "sc")]
     ner = examples[0]
     assert [(s.start, s.end, s.label, s.role, s.group) for s in ner.spans] == [
         (0, 2, "PER", "entity", None), (3, 5, "GPE", "entity", None),
@@ -62,17 +69,30 @@ def test_reads_ents_and_span_groups_as_spans(tmp_path: Path) -> None:
     assert examples[1].tokens == ("Hi", "Ann", "!") and examples[1].spans[0].start == 1  # the newline waits in meta
     assert [s.group for s in spacy_dataset(groups=[], entities="rewrite").read(path).__next__().spans] == [None, None]
     assert {s.role for e in spacy_dataset(entities="rewrite").read(path) for s in e.spans} == {"target"}
-    assert spacy_dataset().count(path) == 3
+    assert [e.id for e in spacy_dataset(unit="doc").read(path)][3:] == ["train.spacy#3"]
+    assert spacy_dataset(unit="doc").count(path) == 4
 
 
 def test_docs_read_and_written_back_are_the_same(tmp_path: Path) -> None:
     original = docs(Vocab())
     path = save(original, tmp_path / "in.spacy")
     out = tmp_path / "out.spacy"
-    assert spacy_dataset().write(spacy_dataset().read(path), out) == 3
+    assert spacy_dataset().write(spacy_dataset().read(path), out) == 5  # examples: the story's two sentences are one doc again
     again = list(DocBin().from_disk(out).get_docs(Vocab()))
     assert [data(d) for d in again] == [data(d) for d in original]
     assert [t.ent_iob_ for t in again[2]] == ["", "", ""]  # no NER annotation stays none, not O
+    # Sentences that do not follow each other are docs of their own.
+    sentences = list(spacy_dataset().read(path))[3:]
+    spacy_dataset().write(sentences[::-1], out)
+    assert [d.text for d in DocBin().from_disk(out).get_docs(Vocab())] == ["Bo stayed.", "Ann left. "]
+
+
+def test_a_span_across_sentences_is_counted_not_read(tmp_path: Path) -> None:
+    doc = Doc(Vocab(), words=["a", "b", "c"], sent_starts=[True, False, True])
+    doc.spans["sc"] = [SpacySpan(doc, 1, 3, "X")]
+    reader = spacy_dataset()
+    assert [e.spans for e in reader.read(save([doc], tmp_path / "x.spacy"))] == [(), ()]
+    assert reader.warnings == {"span across a sentence boundary not read": 1}
 
 
 def test_records_from_elsewhere_keep_their_tokens_and_groups(tmp_path: Path) -> None:
@@ -131,7 +151,7 @@ def test_a_folder_reads_every_docbin_in_it(tmp_path: Path) -> None:
     vocab = Vocab()
     save(docs(vocab)[:1], folder / "a.spacy")
     save(docs(vocab)[1:], folder / "b" / "c.spacy")
-    assert [e.id for e in spacy_dataset().read(folder)] == ["a.spacy#0", "b/c.spacy#0", "b/c.spacy#1"]
+    assert [e.id for e in spacy_dataset(unit="doc").read(folder)] == ["a.spacy#0", "b/c.spacy#0", "b/c.spacy#1", "b/c.spacy#2"]
 
 
 def test_without_spacy_the_error_names_the_extra(tmp_path: Path, monkeypatch) -> None:
@@ -159,7 +179,7 @@ def test_spacy_train_and_debug_data_accept_what_is_written(tmp_path: Path) -> No
     subprocess.run([*python, "init", "config", "-l", "en", "-p", "ner,spancat", str(config)], check=True, capture_output=True)
     paths = ["--paths.train", str(train), "--paths.dev", str(train)]
     debug = subprocess.run([*python, "debug", "data", str(config), *paths], capture_output=True, text=True)
-    assert "Corpus is loadable" in debug.stdout and "4 training docs" in debug.stdout, debug.stdout
+    assert "Corpus is loadable" in debug.stdout and "5 training docs" in debug.stdout, debug.stdout
     trained = subprocess.run(
         [*python, "train", str(config), *paths, "--output", str(tmp_path / "model"), "--training.max_epochs", "1", "--training.max_steps", "0"],
         capture_output=True, text=True,
