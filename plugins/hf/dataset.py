@@ -103,7 +103,7 @@ class HfDataset:
         splits, named = self._splits(path)
         prefix = named and len(splits) > 1
         for split in splits:
-            yield from self._read_split(path, split, named, prefix)
+            yield from self._read_split(path, split, prefix)
         if self.warnings:
             log.warning("%s: %s", path, ", ".join(f"{n} {what}" for what, n in self.warnings.items()))
 
@@ -111,7 +111,7 @@ class HfDataset:
         """Where a row is, in words: ``split train, row 12`` or ``line 7``."""
         return f"split {split.name}, {where}" if split.name is not None else where
 
-    def _read_split(self, path: Path, split: Split, named: bool, prefix: bool) -> Iterator[Example]:
+    def _read_split(self, path: Path, split: Split, prefix: bool) -> Iterator[Example]:
         config = self.config
         for column in (config.tokens, config.tags):
             if split.columns and column not in split.columns:
@@ -123,7 +123,7 @@ class HfDataset:
         scheme: Scheme = config.scheme if config.scheme != "auto" else self._detect(path, split, names)
         features = split.features.to_dict() if split.features is not None else None
         for index, (where, row) in enumerate(split.rows()):
-            yield self._example(path, split, f"{self._where(split, where)}", index, row, names, scheme, features, prefix)
+            yield self._example(path, split, self._where(split, where), index, row, names, scheme, features, prefix)
 
     def _tag_strings(self, path: Path, place: str, raw: Any, names: list[str] | None) -> list[str]:
         """A row's tags as strings (ClassLabel ids through their names), checked."""
