@@ -12,7 +12,9 @@ and whatever else it carried (tags, POS, morphology, lemmas, the parse or senten
 starts, cats, tokens whose entity annotation is missing) through ``meta["spacy"]``.
 Whitespace tokens (``"\\n"``, a double space) are no spanaug tokens: they wait in meta and
 come back in place. A doc written from elsewhere (an augmented record) takes the
-example's tokens as they are, spaced as spanaug detokenizes them; no tokenizer runs.
+example's tokens as they are, spaced as spanaug detokenizes them; no tokenizer runs. It
+follows its source doc where that is written too: no entity annotation if the source had
+none (a spancat corpus), one marked sentence if the source marks sentences.
 
 A DocBin records the layout version of the spaCy that wrote it (spaCy 2 wrote none), and
 its token attributes are ids into that spaCy's symbol table: a file from another major
@@ -25,6 +27,7 @@ import logging
 import zlib
 from collections import Counter
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
@@ -97,6 +100,20 @@ def _runs(indices: Iterable[int]) -> list[list[int]]:
         else:
             runs.append([i, i + 1])
     return runs
+
+
+@dataclass
+class _Sources:
+    """What the writer saw of the docs read from a DocBin, so that their records match them."""
+
+    unannotated: set[str] = field(default_factory=set)  # no entity annotation at all: nor has a record
+    sentences: set[str] = field(default_factory=set)  # sentences marked: a record is marked one sentence
+
+    def learn(self, ident: str, kept: dict[str, Any], entities: bool, length: int) -> None:
+        if not entities and kept.get("missing") == [[0, length]]:
+            self.unannotated.add(ident)
+        if "sent_starts" in kept or "heads" in kept:
+            self.sentences.add(ident)
 
 
 class SpacyDataset:
@@ -210,13 +227,13 @@ class SpacyDataset:
 
         vocab = Vocab()
         docbin = DocBin(store_user_data=False)
-        unannotated: set[str] = set()  # docs read without entity annotation: their records get none either
+        written = _Sources()
         parts: list[Example] = []  # the sentences of one doc so far, in order
         count = 0
 
         def flush() -> None:
             for example in parts:
-                docbin.add(self._doc(vocab, example, unannotated))
+                docbin.add(self._doc(vocab, example, written))
             parts.clear()
 
         for example in examples:
@@ -225,11 +242,11 @@ class SpacyDataset:
             if parts and (part is None or part[0] != self._part(parts[0])[0] or part[1] != len(parts)):
                 flush()  # the doc's sentences do not follow each other: each is a doc of its own
             if part is None or part[1] != len(parts):
-                docbin.add(self._doc(vocab, example, unannotated))
+                docbin.add(self._doc(vocab, example, written))
                 continue
             parts.append(example)
             if len(parts) == part[2]:
-                whole = Doc.from_docs([self._doc(vocab, e, unannotated) for e in parts], ensure_whitespace=False)
+                whole = Doc.from_docs([self._doc(vocab, e, written) for e in parts], ensure_whitespace=False)
                 cats = parts[0].meta["spacy"].get("cats")
                 if cats:
                     whole.cats = dict(cats)
@@ -248,7 +265,7 @@ class SpacyDataset:
         doc, k, n = meta["part"]
         return str(doc), int(k), int(n)
 
-    def _doc(self, vocab: Any, example: Example, unannotated: set[str]) -> Any:
+    def _doc(self, vocab: Any, example: Example, written: _Sources) -> Any:
         from spacy.tokens import Doc
         from spacy.tokens import Span as SpacySpan
 
@@ -264,13 +281,16 @@ class SpacyDataset:
             overlap = str(exc).split(";")[0]  # "entities overlap at token N"
             raise DataError(f"example {example.id}: {overlap}; doc.ents holds one entity per token (give the others a group to write them to doc.spans)") from None
         missing = kept.get("missing", [])
-        if not kept and not entities and str(example.meta.get("source_id")) in unannotated:
+        source = str(example.meta.get("source_id"))
+        if not kept and not entities and source in written.unannotated:
             missing = [[0, len(words)]]
         for start, end in missing:
             iob[start:end] = [tag if tag != "O" else None for tag in iob[start:end]]
-        if kept and not entities and missing == [[0, len(words)]]:
-            unannotated.add(example.id)
         annotations = {argument: kept[argument] for argument in ("tags", "pos", "morphs", "lemmas", "heads", "deps", "sent_starts") if argument in kept}
+        if kept:
+            written.learn(example.id, kept, bool(entities), len(words))
+        elif source in written.sentences:
+            annotations["sent_starts"] = [True] + [False] * (len(words) - 1)  # a record is one sentence
         doc = Doc(vocab, words=words, spaces=spaces, ents=iob, **annotations)
         groups: dict[str, list[Any]] = {}
         for s in example.spans:

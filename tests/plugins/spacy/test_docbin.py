@@ -115,6 +115,12 @@ def test_records_from_elsewhere_keep_their_tokens_and_groups(tmp_path: Path) -> 
     assert [(s.text, s.label_) for s in first.spans["sc"]] == [("firms", "ORG")]
     # The record of a doc without NER annotation has none either (not all O).
     assert [t.ent_iob_ for t in second] == ["", "", ""] and [(s.text, s.label_) for s in second.spans["sc"]] == [("scarlet car", "THING")]
+    assert not first.has_annotation("SENT_START")  # its source is unknown here, the spancat doc marks no sentences
+    # The record of a sentence of a doc that marks them is marked one sentence.
+    story = list(spacy_dataset().read(path))[3]
+    record = Example(id="s/it1", tokens=("Ann", "went", "away", "."), spans=(Span(start=0, end=1, label="PER"),), meta={"source_id": story.id})
+    spacy_dataset().write([story, record], out)
+    assert [len(list(d.sents)) for d in DocBin().from_disk(out).get_docs(Vocab())] == [1, 1]
 
 
 def test_overlapping_entities_need_a_group(tmp_path: Path) -> None:
