@@ -15,7 +15,7 @@ import logging
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar
 
 from pydantic import Field
 from spanaug_shared.tagging import Scheme, TagOptions, column_of, detect_scheme, read_column, split_tag
