@@ -192,3 +192,35 @@ def test_spacy_train_and_debug_data_accept_what_is_written(tmp_path: Path) -> No
     )
     assert trained.returncode == 0, trained.stderr[-2000:]
     assert (tmp_path / "model" / "model-last" / "config.cfg").is_file()
+
+
+def test_run_on_a_docbin_and_write_sources_with_records_for_spacy_train(tmp_path: Path, monkeypatch, capsys) -> None:
+    """`spanaug run --dataset spacy`, then `convert --with-sources --to spacy`: the corpus and its records."""
+    import json
+
+    import spanaug_core.plugins
+    import spanaug_core.run
+    from doubles import DoublesPlugin
+
+    from spanaug_core.cli import main
+    from spanaug_core.plugins import Registry
+
+    reg = Registry()
+    reg.add_plugin(DoublesPlugin(), "doubles")
+    monkeypatch.setattr(spanaug_core.plugins, "default_registry", lambda: reg)
+    monkeypatch.setattr(spanaug_core.run, "default_registry", lambda: reg)
+    vocab = Vocab()
+    story = Doc(vocab, words=["Ann", "will", "buy", "a", "big", "car", ".", "Bo", "left", "."], sent_starts=[True] + [False] * 6 + [True, False, False],
+                ents=["B-PER", "O", "O", "O", "O", "O", "O", "B-PER", "O", "O"])
+    corpus = save([story], tmp_path / "train.spacy")
+    run = tmp_path / "run"
+    assert main(["run", "--dataset", "spacy", "--input", str(corpus), "--decoder", "synonym", "--aligner", "diff",
+                 "--iterations", "1", "--set", "min_words=1", "--output", str(run), "--no-progress"]) == 0
+    records = [json.loads(line) for line in (run / "augmented.jsonl").read_text().splitlines()]
+    assert [r["source_id"] for r in records] == ["train.spacy#0.0"]
+    out = tmp_path / "train-aug.spacy"
+    assert main(["convert", "--dataset", "jsonl", "--input", str(run / "augmented.jsonl"), "--with-sources", "--to", "spacy", "--output", str(out)]) == 0
+    source, record = DocBin().from_disk(out).get_docs(Vocab())
+    assert data(source) == data(story)
+    assert record.text == records[0]["text"] and [(e.text, e.label_) for e in record.ents] == [("Ann", "PER")]
+    assert len(list(record.sents)) == 1
