@@ -15,7 +15,7 @@ datasets = pytest.importorskip("datasets", reason="the hf dataset needs the data
 pytest.importorskip("spacy", reason="the spacy dataset needs spaCy (the pos extra)")
 
 from spanaug_hf.dataset import HfDataset  # noqa: E402
-from spanaug_spacy.docbin import SpacyDataset  # noqa: E402
+from spanaug_docbin.docbin import SpacyDataset  # noqa: E402
 
 from spanaug_core.cli import main  # noqa: E402
 

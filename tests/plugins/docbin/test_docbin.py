@@ -15,7 +15,7 @@ import srsly  # noqa: E402
 from spacy.tokens import Doc, DocBin  # noqa: E402
 from spacy.tokens import Span as SpacySpan  # noqa: E402
 from spacy.vocab import Vocab  # noqa: E402
-from spanaug_spacy.docbin import SpacyDataset  # noqa: E402
+from spanaug_docbin.docbin import SpacyDataset  # noqa: E402
 
 from spanaug_core.errors import DataError, SpanaugError  # noqa: E402
 from spanaug_core.types import Example, Span  # noqa: E402
