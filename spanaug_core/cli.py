@@ -324,6 +324,11 @@ def eval_group() -> None:
 @click.option("--sample", type=click.IntRange(min=1), help="write a random sample of N examples (in input order) instead of all")
 @click.option("--seed", type=int, default=0, show_default=True, help="random seed of --sample")
 @click.option("--rest", type=click.Path(path_type=Path), help="with --sample: write the examples not sampled here (same format)")
+@click.option(
+    "--with-sources", is_flag=True,
+    help="--input is a run's augmented.jsonl: write the examples the run read (its manifest's dataset, input and limit) first, "
+    "then the records: the data to train on",
+)
 @overwrite_option
 @click.pass_context
 def convert_group(
@@ -337,6 +342,7 @@ def convert_group(
     sample: int | None,
     seed: int,
     rest: Path | None,
+    with_sources: bool,
     overwrite: bool,
 ) -> None:
     """Convert a dataset between formats: `spanaug convert --dataset conll-ner --input eng.train --to jsonl --output x.jsonl`.
@@ -362,18 +368,25 @@ def convert_group(
     if rest is not None and sample is None:
         raise click.UsageError("--rest needs --sample")
     from spanaug_core.files import atomic_output
-    from spanaug_core.run import unique_ids
+    from spanaug_core.run import run_sources, unique_ids
 
+    if with_sources and input_path is None:
+        raise click.UsageError("--with-sources needs --input RUN/augmented.jsonl")
     source = input_path or dataset
+    read = reader.read(input_path)
+    if with_sources:
+        import itertools
+
+        read = itertools.chain(run_sources(input_path, registry), read)
     if sample is None:
         with atomic_output(output, overwrite) as partial:
-            count = writer.write(unique_ids(reader.read(input_path), source), partial)
+            count = writer.write(unique_ids(read, source), partial)
     else:
         import random
         from contextlib import nullcontext
 
         # A sample needs the count first, so the input is held in memory.
-        examples = list(unique_ids(reader.read(input_path), source))
+        examples = list(unique_ids(read, source))
         if sample > len(examples):
             raise SpanaugError(f"--sample {sample}: {input_path} holds only {len(examples)} examples")
         chosen = set(random.Random(seed).sample(range(len(examples)), sample))

@@ -18,6 +18,7 @@ commits, says ``interrupted`` and can be resumed.
 from __future__ import annotations
 
 import itertools
+import json
 import signal
 import threading
 from collections.abc import Callable, Iterable, Iterator
@@ -95,6 +96,21 @@ def run_input(config: dict[str, Any], registry: Registry | None = None) -> tuple
     reader = (registry or default_registry()).create("dataset", dataset["name"], **options)
     where = f"{dataset['name']} dataset " + (str(source) if source else "(its default data)")
     return iter(reader.read(Path(source) if source else None)), where
+
+
+def run_sources(records: Path, registry: Registry | None = None) -> Iterator[Example]:
+    """The examples the run that wrote ``records`` (its ``augmented.jsonl``) read: its input, through
+    its dataset and options, the first ``limit`` of them if it had one. The manifest beside the file says which."""
+    manifest = Path(records).parent / "manifest.json"
+    try:
+        config = json.loads(manifest.read_text(encoding="utf-8")).get("config")
+    except (OSError, ValueError, AttributeError):
+        raise DataError("expected the manifest.json of the run whose records these are, beside them", path=manifest) from None
+    found = run_input(config if isinstance(config, dict) else {}, registry)
+    if found is None:
+        raise DataError("names no dataset in its config; expected the manifest of a spanaug run", path=manifest)
+    limit = config.get("limit")
+    return itertools.islice(found[0], limit) if isinstance(limit, int) else found[0]
 
 
 def unique_ids(examples: Iterable[Example], source: object) -> Iterator[Example]:

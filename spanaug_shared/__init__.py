@@ -8,7 +8,7 @@ the core and this layer, never another plugin; what two plugins both need lives 
 - ``vectors``: those word vectors cached per sentence (taggers, learning curves)
 - ``models``: model presets, the offline model cache and its sha256 verification
 - ``trained``: which trainer saved a downstream model folder
-- ``tagging``: chunk tag schemes (IOB1, IOB2, BIOES) to spans and back
+- ``tagging``: chunk tag schemes (IOB1, IOB2, BIOES) to spans and back, a tag column's options and steps
 - ``columns``: reading and writing column files (CoNLL formats)
 - ``postag``: part-of-speech tagging with spaCy or NLTK
 - ``jsonlines``: JSONL files validated line by line

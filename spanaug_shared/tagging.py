@@ -6,15 +6,61 @@ open entity of the same type or else open one, ``E-``/``S-`` close it. Which tag
 *valid* depends on the scheme; ``invalid_tags`` lists the positions a strict reader
 rejects (and a lenient one repairs, with a warning). Encoding writes a scheme's canonical
 tags, so a valid file is reproduced exactly.
+
+Datasets that keep entities in a tag column (CoNLL NER files, Hugging Face datasets) share
+their options (``TagOptions``) and the two steps around the codec: a column read into
+spans (``read_column``: checked, repaired and counted, or refused) and the column an
+example is written with (``column_of``: its own tags while its entities are unchanged).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import logging
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
 from typing import Literal
+
+from pydantic import Field
+
+from spanaug_core.protocols import ComponentConfig
+from spanaug_core.types import Example, Span
 
 Scheme = Literal["iob1", "iob2", "bioes"]
 SCHEMES: tuple[str, ...] = ("iob1", "iob2", "bioes")
+# Span roles a tag column holds: kept entities, or entities read to be rewritten.
+ENTITY_ROLES = ("entity", "target")
+INVALID_READ = "invalid tag read as seqeval does"
+
+log = logging.getLogger(__name__)
+
+
+class EntityOptions(ComponentConfig):
+    """The option of a dataset of entities: are they kept, or rewritten?"""
+
+    entities: Literal["keep", "rewrite"] = Field(
+        default="keep",
+        description="keep: entities are kept (role entity, include constraints); rewrite: entities are the spans to paraphrase (role target)",
+    )
+
+    @property
+    def role(self) -> str:
+        """The role of the spans read."""
+        return "entity" if self.entities == "keep" else "target"
+
+
+class TagOptions(EntityOptions):
+    """Options of a dataset whose entities are a tag column."""
+
+    scheme: Literal["auto", "iob1", "iob2", "bioes"] = Field(
+        default="auto", description="tag scheme of the input; auto detects it per file (BIOES if E-/S-, IOB2 if B- opens entities, else IOB1)"
+    )
+    strict: bool = Field(
+        default=False,
+        description="reject tags invalid in the scheme (an I- after O in IOB2...); otherwise read them as seqeval does and count a warning",
+    )
+    write_scheme: Literal["same", "iob1", "iob2", "bioes"] = Field(
+        default="same", description="scheme to write: same as each example was read in (IOB2 for examples from elsewhere) or a conversion"
+    )
 
 
 def split_tag(tag: str) -> tuple[str, str | None]:
@@ -109,3 +155,47 @@ def encode(spans: Iterable[tuple[int, int, str]], length: int, scheme: Scheme) -
             tags[start:end] = [f"B-{kind}"] + [f"I-{kind}"] * (end - start - 2) + [f"E-{kind}"]
         previous_end, previous_type = end, kind
     return tags
+
+
+def read_column(
+    tags: Sequence[str],
+    scheme: Scheme,
+    options: TagOptions,
+    warnings: Counter[str],
+    error: Callable[[int, str], Exception],
+) -> tuple[tuple[Span, ...], bool]:
+    """The entity spans of one tag column, and whether its tags are the scheme's own spelling.
+
+    A tag the scheme forbids raises ``error(position, message)`` with ``strict``; otherwise
+    it is read as seqeval reads it and counted in ``warnings``. A column that is not the
+    canonical spelling (an annotation slip) is worth keeping, so that writing it back is exact.
+    """
+    for position, expected in invalid_tags(tags, scheme):
+        if options.strict:
+            raise error(position, f"{expected}; set strict=false to read it as seqeval does")
+        warnings[INVALID_READ] += 1
+        log.debug("%s; read as seqeval does", error(position, expected))
+    entities = decode(tags)
+    spans = tuple(Span(start=s, end=e, label=kind, role=options.role) for s, e, kind in entities)
+    return spans, encode(entities, len(tags), scheme) == list(tags)
+
+
+def column_of(example: Example, write_scheme: str, default_scheme: Scheme, warnings: Counter[str]) -> list[str]:
+    """The tag column an example is written with (ValueError when its entities overlap).
+
+    Spans of other roles cannot be tags: they are left out and counted. With ``same``, the
+    tags the example was read with (``meta["tags"]``) while they still give its entities,
+    else its own scheme (``meta["scheme"]``), else ``default_scheme``.
+    """
+    entities = [(s.start, s.end, s.label) for s in example.spans if s.role in ENTITY_ROLES]
+    dropped = len(example.spans) - len(entities)
+    if dropped:
+        warnings["non-entity span not written"] += dropped
+        log.warning("%s: %d span(s) with a role other than entity/target not written", example.id, dropped)
+    scheme = write_scheme
+    original = example.meta.get("tags")
+    if scheme == "same":
+        if isinstance(original, list) and len(original) == len(example.tokens) and decode(original) == sorted(entities):
+            return list(original)
+        scheme = example.meta["scheme"] if example.meta.get("scheme") in SCHEMES else default_scheme
+    return encode(entities, len(example.tokens), scheme)  # type: ignore[arg-type]

@@ -15,20 +15,18 @@ import logging
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar
 
 from pydantic import Field
-from spanaug_shared.tagging import SCHEMES, Scheme, decode, detect_scheme, encode, invalid_tags, split_tag
+from spanaug_shared.tagging import Scheme, TagOptions, column_of, detect_scheme, read_column, split_tag
 
 from spanaug_core.errors import DataError, SpanaugError, one_line
-from spanaug_core.protocols import ComponentConfig
-from spanaug_core.types import Example, Span
+from spanaug_core.types import Example
 from spanaug_shared.columns import Block, Line, endings, endings_meta, read_blocks, read_sentences, write_sentences
 
 log = logging.getLogger(__name__)
 
 DOCSTART = "-DOCSTART-"
-ENTITY_ROLES = ("entity", "target")
 
 
 def _is_sentence(block: Block) -> bool:
@@ -45,21 +43,7 @@ class ConllNer:
 
     name: ClassVar[str] = "conll-ner"
 
-    class Config(ComponentConfig):
-        scheme: Literal["auto", "iob1", "iob2", "bioes"] = Field(
-            default="auto", description="tag scheme of the input; auto detects it per file (BIOES if E-/S-, IOB2 if B- opens entities, else IOB1)"
-        )
-        strict: bool = Field(
-            default=False,
-            description="reject tags invalid in the scheme (an I- after O in IOB2...); otherwise read them as seqeval does and count a warning",
-        )
-        entities: Literal["keep", "rewrite"] = Field(
-            default="keep",
-            description="keep: entities are kept (role entity, include constraints); rewrite: entities are the spans to paraphrase (role target)",
-        )
-        write_scheme: Literal["same", "iob1", "iob2", "bioes"] = Field(
-            default="same", description="scheme to write: same as each example was read in (IOB2 for examples from elsewhere) or a conversion"
-        )
+    class Config(TagOptions):
         fill: str = Field(
             default="_", min_length=1, description="value written in the middle columns (POS, chunk) of examples that have none, e.g. augmented ones"
         )
@@ -79,13 +63,12 @@ class ConllNer:
         if path is None:
             raise SpanaugError("the conll-ner dataset has no default data; pass --input FILE (e.g. eng.train)")
         scheme = self.config.scheme if self.config.scheme != "auto" else self._detect(path)
-        role = "entity" if self.config.entities == "keep" else "target"
         columns: list[int] = []  # the file's column count, fixed by its first sentence
 
         def make(block: Block, pre: str, number: int) -> Example:
             if not columns:
                 columns.append(len(block.lines[0].text.split(_delimiter(block.lines[0]))))
-            return self._example(block, pre, scheme, columns[0], role, f"{path.name}#{number}")
+            return self._example(block, pre, scheme, columns[0], f"{path.name}#{number}")
 
         yield from read_sentences(path, _is_sentence, make)
         if self.warnings:
@@ -102,7 +85,7 @@ class ConllNer:
         except ValueError:
             return "iob2"  # a bad tag: the reading pass reports it with its line number
 
-    def _example(self, block: Block, pre: str, scheme: Scheme, columns: int, role: str, ident: str) -> Example:
+    def _example(self, block: Block, pre: str, scheme: Scheme, columns: int, ident: str) -> Example:
         delimiter = _delimiter(block.lines[0])
         tokens: list[str] = []
         middle: list[list[str]] = []
@@ -124,21 +107,13 @@ class ConllNer:
             tokens.append(cells[0])
             middle.append(cells[1:-1])
             tags.append(cells[-1])
-        for position, expected in invalid_tags(tags, scheme):
-            if self.config.strict:
-                raise block.error(f"{expected}; set strict=false to read it as seqeval does", block.lines[position])
-            self.warnings["invalid tag read as seqeval does"] += 1
-            log.debug("%s:%d: %s; read as seqeval does", block.path, block.lines[position].number, expected)
-        entities = decode(tags)
+        spans, canonical = read_column(tags, scheme, self.config, self.warnings, lambda at, message: block.error(message, block.lines[at]))
         meta: dict[str, Any] = {"pre": pre, "scheme": scheme, "delimiter": delimiter, "line": block.lines[0].number}
         if columns > 2:
             meta["columns"] = middle
-        if encode(entities, len(tags), scheme) != tags:
-            # Tags the scheme would not write (an annotation slip): keep them, so writing
-            # back is exact as long as the entities are unchanged.
+        if not canonical:
             meta["tags"] = tags
         meta.update(endings_meta(block.lines))
-        spans = tuple(Span(start=s, end=e, label=kind, role=role) for s, e, kind in entities)
         try:
             return Example(id=ident, tokens=tuple(tokens), spans=spans, meta=meta)
         except ValueError as exc:
@@ -188,18 +163,7 @@ class ConllNer:
         return columns - 2, _delimiter(line), self._detect(like)
 
     def _tags(self, example: Example, default_scheme: Scheme = "iob2") -> list[str]:
-        entities = [(s.start, s.end, s.label) for s in example.spans if s.role in ENTITY_ROLES]
-        dropped = len(example.spans) - len(entities)
-        if dropped:
-            self.warnings["non-entity span not written"] += dropped
-            log.warning("%s: %d span(s) with a role other than entity/target not written", example.id, dropped)
-        scheme = self.config.write_scheme
-        original = example.meta.get("tags")
-        if scheme == "same":
-            if isinstance(original, list) and len(original) == len(example.tokens) and decode(original) == sorted(entities):
-                return list(original)
-            scheme = example.meta["scheme"] if example.meta.get("scheme") in SCHEMES else default_scheme
         try:
-            return encode(entities, len(example.tokens), scheme)
+            return column_of(example, self.config.write_scheme, default_scheme, self.warnings)
         except ValueError as exc:
             raise DataError(f"example {example.id}: {exc}") from None

@@ -147,3 +147,18 @@ def test_help_does_not_import_heavy_libraries() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_convert_with_sources_writes_what_the_run_read_then_its_records(tmp_path, cli_registry, capsys) -> None:
+    out = tmp_path / "run"
+    assert main(["run", "--dataset", "slots", "--input", str(EXAMPLE / "data" / "sample.tsv"), "--decoder", "synonym",
+                 "--aligner", "diff", "--iterations", "1", "--limit", "2", "--output", str(out), "--no-progress"]) == 0
+    records = [json.loads(line)["id"] for line in (out / "augmented.jsonl").read_text().splitlines()]
+    both = tmp_path / "train.jsonl"
+    assert main(["convert", "--dataset", "jsonl", "--input", str(out / "augmented.jsonl"), "--with-sources", "--to", "jsonl",
+                 "--output", str(both)]) == 0
+    ids = [json.loads(line)["id"] for line in both.read_text().splitlines()]
+    assert ids == ["sample-1", "sample-2", *records] and records  # the run's --limit 2 holds for its sources too
+    capsys.readouterr()
+    assert main(["convert", "--dataset", "jsonl", "--input", str(both), "--with-sources", "--to", "jsonl", "--output", str(tmp_path / "x.jsonl")]) == 2
+    assert f"{tmp_path / 'manifest.json'}: expected the manifest.json of the run whose records these are" in capsys.readouterr().err
