@@ -502,14 +502,31 @@ class _RowCache:
         return self.buffers[0][2 * index], self.buffers[0][2 * index + 1]
 
     def _reserve(self, rows: int, before: int, after: int) -> None:
-        """Room for ``rows`` rows, ``before`` columns before ``end`` and ``after`` from it on."""
+        """Room for ``rows`` rows, ``before`` columns before ``end`` and ``after`` from it on.
+
+        The live columns move to the left edge (room for a longer prompt before them, for
+        the tokens to come after). Where the buffers are large enough they move through the
+        second buffer, as a reorder does; only rows or columns that do not fit allocate.
+        """
         import torch
 
         r, t = (0, 0) if self.mask is None else self.mask.shape
         if rows <= r and before <= self.end and self.end + after <= t:
             return
         width = self.end - self.start if self.rows else 0
-        end = max(before, width)  # the live columns move to the left edge, with room for a longer prompt
+        end = max(before, width)
+        old, new = slice(self.start, self.end), slice(end - width, end)
+        if rows <= r and end + after <= t:
+            assert self.mask is not None
+            for kept, moved in zip(*self.buffers, strict=True):
+                moved[: self.rows, :, new] = kept[: self.rows, :, old]
+            self.buffers.reverse()
+            # Columns left of a row's own stay 0: a longer prompt joining may bring them into attention.
+            kept_mask = self.mask[: self.rows, old].clone()
+            self.mask[: self.rows] = 0
+            self.mask[: self.rows, new] = kept_mask
+            self.start, self.end = end - width, end
+            return
         new_r = r if rows <= r else max(rows, 2 * r, 8)
         new_t = t if end + after <= t else max(2 * t, end + after + max(width, 64))
         buffers = [[torch.zeros(new_r, self.heads, new_t, self.dim, dtype=self.dtype, device=self.device) for _ in range(2 * self.layers)] for _ in range(2)]
@@ -517,7 +534,6 @@ class _RowCache:
         positions = torch.zeros(new_r, dtype=torch.long, device=self.device)
         if self.rows:
             assert self.mask is not None and self.positions is not None
-            old, new = slice(self.start, self.end), slice(end - width, end)
             for moved, kept in zip(buffers[0], self.buffers[0], strict=True):
                 moved[: self.rows, :, new] = kept[: self.rows, :, old]
             mask[: self.rows, new] = self.mask[: self.rows, old]

@@ -289,6 +289,23 @@ def test_continuous_batching_gives_each_request_what_it_gets_alone(which, reques
         assert [c.score for c in a] == pytest.approx([c.score for c in b], abs=1e-4)
 
 
+def test_long_outputs_move_and_grow_the_cache_without_changing_what_a_request_gets(prompted):
+    # A random model rarely ends: each request decodes to its own limit (2x its tokens + 16),
+    # so requests finish at different steps and others join the rows they leave. The cache
+    # runs out of columns: its live columns move to the buffer's left edge (the columns of
+    # rows that left are free) and, where that is not enough, the buffers grow.
+    words = "the small bird saw the big red house and ran quickly on the mat and the cat sat slowly".split()
+    texts = [" ".join(words[: n]) for n in (18, 4, 12, 2, 16, 6, 9)]
+    requests = [DecodeRequest(text=t, constraints=Constraints()) for t in texts]
+    config = dict(beam_size=2, dtype="float32", repeat_ngram=0, same_sentences=False, echo=None)
+    streamed = VDBADecoder(VDBADecoder.Config(batch_size=2, **config), adapter=prompted)
+    alone = VDBADecoder(VDBADecoder.Config(vectorize=False, **config), adapter=prompted)
+    got, want = streamed.decode(requests, nbest=2), alone.decode(requests, nbest=2)
+    assert [[c.text for c in cs] for cs in got] == [[c.text for c in cs] for cs in want]
+    for a, b in zip(got, want):
+        assert [c.score for c in a] == pytest.approx([c.score for c in b], abs=1e-4)
+
+
 def test_the_stream_refills_rows_as_sentences_finish(prompted):
     class Recording:
         def __init__(self, requests):
