@@ -323,7 +323,10 @@ class VDBADecoder(_HFDecoder):
         sample_top_k: int | None = Field(default=None, ge=1, description="sample among each hypothesis' top-k tokens instead of searching")
         seed: int = Field(default=0, description="random seed for sampling")
         vectorize: bool = Field(default=True, description="decode the batch together (False: one sentence at a time)")
-        continuous: bool = Field(default=True, description="refill a finished sentence's rows with the next request at once (False: fixed batches)")
+        continuous: bool = Field(
+            default=True,
+            description="refill a finished sentence's rows with the next request at once (False: fixed batches, the faster choice on a GPU; docs/decoding.md)",
+        )
         prefix_cache: bool = Field(default=True, description="chat models: encode the prompt's constant start once and share its cache")
 
     config: Config
