@@ -66,13 +66,13 @@ curve() { $S experiment learning-curve --dataset jsonl --no-progress "$@"; }
 curve --trainer ner --train ner-pool.jsonl --dev ner-dev200.jsonl --test ner-test.jsonl --augmented run-ner \
   --conditions gold,augmented --fractions 0.1,0.5,1 --seeds 3 $TRAIN --out curve-ner
 curve --trainer ner --train ner-pool.jsonl --dev ner-dev200.jsonl --test ner-test.jsonl --augmented run-ner \
-  --conditions augmented --filter adequacy --filter fluency --filter facts --fractions 0.1,0.5,1 --seeds 3 $TRAIN --out curve-ner-readme
+  --conditions filtered --filter adequacy --filter fluency --filter facts --fractions 0.1,0.5,1 --seeds 3 $TRAIN --out curve-ner-readme
 curve --trainer ner --train ner-pool.jsonl --dev ner-dev200.jsonl --test ner-test.jsonl --augmented run-ner \
-  --conditions augmented --filter recovery --fractions 0.1,0.5,1 --seeds 3 $TRAIN --out curve-ner-recovery
+  --conditions filtered --filter recovery --fractions 0.1,0.5,1 --seeds 3 $TRAIN --out curve-ner-recovery
 curve --trainer ner --train ner-pool.jsonl --dev ner-dev200.jsonl --test ner-test.jsonl --augmented run-ner-rounds \
   --conditions augmented --fractions 0.1,0.5,1 --seeds 3 $TRAIN --out curve-ner-rounds
 curve --trainer ner --train ner-pool.jsonl --dev ner-dev200.jsonl --test ner-test.jsonl --augmented run-ner-rounds \
-  --conditions augmented --filter kept-text --fractions 0.1,0.5,1 --seeds 3 $TRAIN --out curve-ner-rounds-kept-text
+  --conditions filtered --filter kept-text --fractions 0.1,0.5,1 --seeds 3 $TRAIN --out curve-ner-rounds-kept-text
 curve --trainer ner --train ner-pool.jsonl --dev ner-dev200.jsonl --test ner-test.jsonl --augmented run-ner-rounds-copies \
   --conditions augmented --fractions 0.1,0.5,1 --seeds 3 $TRAIN --out curve-ner-rounds-copies
 curve --trainer srl --train srl-pool13.jsonl --dev srl-dev.jsonl --test srl-test.jsonl --augmented run-srl \
@@ -84,5 +84,5 @@ curve --trainer frame-id --train fn-pool40.jsonl --dev fn-dev100.jsonl --test fn
   --conditions gold,augmented,lexsub --fractions 0.5,1 --seeds 2 \
   --set trainer.epochs=60 --set trainer.patience=10 --set trainer.min_epochs=30 --set trainer.batch_size=4 --out curve-fn
 curve --trainer frame-id --train fn-pool40.jsonl --dev fn-dev100.jsonl --test fn-test.jsonl --augmented run-fn \
-  --conditions augmented --filter adequacy --filter fluency --filter facts --fractions 0.5,1 --seeds 2 \
+  --conditions filtered --filter adequacy --filter fluency --filter facts --fractions 0.5,1 --seeds 2 \
   --set trainer.epochs=60 --set trainer.patience=10 --set trainer.min_epochs=30 --set trainer.batch_size=4 --out curve-fn-readme

@@ -55,9 +55,18 @@ def _filter_specs(specs: Sequence[str]) -> list[dict[str, Any]]:
 
 
 def load_additions(
-    augmented: Path, pool: Sequence[Any], filters: Sequence[dict[str, Any]], conditions: Sequence[str], rewrite_roles: Sequence[str] | None
+    augmented: Path,
+    pool: Sequence[Any],
+    filters: Sequence[dict[str, Any]],
+    conditions: Sequence[str],
+    rewrite_roles: Sequence[str] | None,
+    lexsub_from: str = "all",
 ) -> tuple[dict[str, dict[str, list[Any]]], dict[str, Any]]:
-    """Per condition, the extra examples of each pool example; and counts of what was kept and why not."""
+    """Per condition, the extra examples of each pool example; and counts of what was kept and why not.
+
+    ``augmented`` gets every record whose source is in the pool, ``filtered`` those that
+    ``filters`` keep, and ``lexsub`` is made from ``lexsub_from`` ("all" or "filtered").
+    """
     from spanaug_core.choices import first_rejection
     from spanaug_core.plugins import default_registry
     from spanaug_core.protocols import FilterContext
@@ -70,13 +79,14 @@ def load_additions(
     registry = default_registry()
     made = [registry.create("filter", f["name"], **{k: v for k, v in f.items() if k != "name"}) for f in filters]
     counts: Counter[str] = Counter(records=len(records))
-    kept = []
+    every, kept = [], []
     seen: dict[str, set[str]] = defaultdict(set)
     for record in records:
         source = sources.get(record.source_id)
         if source is None:
             counts["source not in the gold pool"] += 1
             continue
+        every.append(record)
         reason = first_rejection(made, record, FilterContext(source=source, previous_texts=frozenset(seen[record.source_id])))
         seen[record.source_id].add(record.text)
         if reason is not None:
@@ -85,19 +95,35 @@ def load_additions(
         kept.append(record)
     counts["kept"] = len(kept)
     additions: dict[str, dict[str, list[Any]]] = {}
-    if "augmented" in conditions:
-        additions["augmented"] = defaultdict(list)
-        for r in kept:
-            additions["augmented"][r.source_id].append(r.as_example())
+    for condition, chosen in (("augmented", every), ("filtered", kept)):
+        if condition in conditions:
+            additions[condition] = defaultdict(list)
+            for r in chosen:
+                additions[condition][r.source_id].append(r.as_example())
     if "lexsub" in conditions:
-        roles = rewrite_roles or (manifest.get("config") or {}).get("rewrite_roles") or ["target"]
-        subs = lexical_substitutions(kept, sources, roles)
+        subs = lexical_substitutions(every if lexsub_from == "all" else kept, sources, target_roles(manifest, rewrite_roles))
         additions["lexsub"] = defaultdict(list)
         for e in subs.examples:
             additions["lexsub"][e.meta["source_id"]].append(e)
         counts.update({f"lexsub: {why}": n for why, n in subs.dropped.items()})
         counts["lexsub: kept"] = len(subs.examples)
     return additions, dict(counts)
+
+
+def target_roles(manifest: dict[str, Any], rewrite_roles: Sequence[str] | None) -> list[str]:
+    """The roles of the rewritten spans: as given, else the run's, else ``target``."""
+    return list(rewrite_roles or (manifest.get("config") or {}).get("rewrite_roles") or ["target"])
+
+
+def unseen_targets(examples: Sequence[Any], seen: set[Any], key: str, roles: Sequence[str]) -> list[Any]:
+    """``examples`` with only those rewritten spans whose ``attrs[key]`` is not in ``seen``
+    (the other spans kept), and only the examples that still have one."""
+    out = []
+    for example in examples:
+        spans = tuple(s for s in example.spans if s.role not in roles or s.attrs.get(key) not in seen)
+        if any(s.role in roles for s in spans):
+            out.append(example.model_copy(update={"spans": spans}))
+    return out
 
 
 @experiment_group.command("learning-curve")
@@ -107,30 +133,33 @@ def load_additions(
 @click.option("--dev", "dev_path", type=EXISTING, help="dev data for early stopping (the same for every model)")
 @click.option("--test", "test_path", required=True, type=EXISTING, help="test data every model is scored on")
 @click.option("--augmented", type=EXISTING, help="run folder (or its augmented.jsonl) whose records augment the pool")
-@click.option("--conditions", default="gold,augmented", show_default=True, help="comma-separated: gold, augmented, lexsub")
+@click.option("--conditions", default="gold,augmented", show_default=True, help="comma-separated: gold, augmented, filtered, lexsub")
 @click.option("--fractions", default="0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.9,1", show_default=True, help="comma-separated shares of the pool")
 @click.option("--seeds", type=click.IntRange(min=1), default=5, show_default=True, help="resampled subsets per fraction")
 @click.option("--filter", "filters", multiple=True, metavar="SPEC",
-              help="filter applied to the augmented records first: a name or '{name: similarity, min_cosine: 0.8}' (repeatable)")
-@click.option("--rewrite-role", "rewrite_roles", multiple=True, help="lexsub: the role of the rewritten span  [default: the run's rewrite_roles]")
+              help="filter of the records the filtered condition adds: a name or '{name: similarity, min_cosine: 0.8}' (repeatable)")
+@click.option("--rewrite-role", "rewrite_roles", multiple=True, help="lexsub, --unseen: the role of the rewritten span  [default: the run's rewrite_roles]")
+@click.option("--unseen", "unseen_key", metavar="ATTR",
+              help="also score the test targets whose attrs[ATTR] the cell's gold data never holds (frame-id: lu)")
 @click.option("--set", "assignments", multiple=True, metavar="KEY=VALUE", help="trainer.OPTION=V or dataset.OPTION=V, e.g. trainer.epochs=15")
 @click.option("--out", required=True, type=click.Path(file_okay=False, path_type=Path), help="folder for results.csv, summary.csv and the plot")
 @click.option("--keep-models", is_flag=True, help="keep every trained model under OUT/models (default: deleted once scored)")
 @click.option("--progress/--no-progress", default=None, help="show a progress bar  [default: when stderr is a terminal]")
 def learning_curve_command(
     trainer_name: str, dataset: str, train_path: Path, dev_path: Path | None, test_path: Path, augmented: Path | None,
-    conditions: str, fractions: str, seeds: int, filters: tuple[str, ...], rewrite_roles: tuple[str, ...],
+    conditions: str, fractions: str, seeds: int, filters: tuple[str, ...], rewrite_roles: tuple[str, ...], unseen_key: str | None,
     assignments: tuple[str, ...], out: Path, keep_models: bool, progress: bool | None,
 ) -> None:
     """Train on growing shares of the gold data, with and without augmented data, and plot test F1.
 
     Every (fraction, seed) trains one model per condition on the same gold subset; rows go
     to OUT/results.csv as models finish (a rerun with the same options skips them), then
-    OUT/summary.csv (mean and std over seeds) and OUT/learning-curve.png are written.
+    OUT/summary.csv (mean and std over seeds), OUT/paired.csv (each condition against gold,
+    seed by seed) and OUT/learning-curve.png are written.
     """
     from spanaug_core.cli import component_options
     from spanaug_core.plugins import default_registry
-    from spanaug_experiments.curve import SUMMARY, CurveOptions, run_curve, summarize, write_summary
+    from spanaug_experiments.curve import PAIRED, SUMMARY, CurveOptions, paired, run_curve, summarize, write_paired, write_summary
     from spanaug_experiments.plot import plot_curve
 
     from pydantic import ValidationError
@@ -145,6 +174,9 @@ def learning_curve_command(
         raise click.UsageError("; ".join(e["msg"].removeprefix("Value error, ") for e in exc.errors())) from None
     if options.conditions != ("gold",) and augmented is None:
         raise click.UsageError(f"conditions {', '.join(c for c in options.conditions if c != 'gold')} need --augmented RUN_DIR")
+    if bool(filters) != ("filtered" in options.conditions):
+        raise click.UsageError("--filter chooses the records of the filtered condition: give both or neither "
+                               "(the augmented condition adds every record)")
     sets = component_options(assignments, ("trainer", "dataset"))
     registry = default_registry()
     registry.create("trainer", trainer_name, **sets["trainer"])  # bad options fail before any data is read
@@ -153,7 +185,7 @@ def learning_curve_command(
         **options.model_dump(mode="json"), "trainer": trainer_name, "trainer_options": sets["trainer"], "dataset": dataset,
         "dataset_options": sets["dataset"], "train": str(train_path), "dev": str(dev_path) if dev_path else None,
         "test": str(test_path), "augmented": str(augmented) if augmented else None, "filters": filter_specs,
-        "rewrite_roles": list(rewrite_roles) or None,
+        "rewrite_roles": list(rewrite_roles) or None, "unseen": unseen_key,
     }
     _check_same_experiment(out, record)
     reader = registry.create("dataset", dataset, **sets["dataset"])
@@ -163,8 +195,9 @@ def learning_curve_command(
     if counts:
         note("augmented records: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
     shared: dict[str, Any] = {}
+    roles = target_roles(_augmented_file(augmented)[1] if augmented else {}, rewrite_roles)
 
-    def train_and_test(examples: list[Any], model_dir: Path, seed: int) -> tuple[dict[str, float], dict[str, float]]:
+    def train_and_test(gold: list[Any], extra: list[Any], model_dir: Path, seed: int) -> tuple[dict[str, float], dict[str, float]]:
         trainer = registry.create("trainer", trainer_name, **{**sets["trainer"], "seed": seed})
         if hasattr(trainer, "vectors"):
             from spanaug_shared.vectors import WordVectors
@@ -175,8 +208,15 @@ def learning_curve_command(
             # (docs/results/learning-curve-frame-id.md). Encoding is a small part of a curve, so
             # the slower unbatched encoding costs little.
             trainer.vectors = shared.setdefault("vectors", WordVectors(c.encoder, c.device, c.max_length, batch_size=1))
-        metrics = trainer.train(examples, dev, model_dir)
-        return metrics, trainer.evaluate(model_dir, test)
+        metrics = trainer.train([*gold, *extra], dev, model_dir)
+        scores = trainer.evaluate(model_dir, test)
+        if unseen_key:
+            # Recall only: the cut test data lacks the seen targets, so a prediction of one would count as wrong.
+            seen = {span.attrs.get(unseen_key) for example in gold for span in example.spans if span.role in roles}
+            unseen = unseen_targets(test, seen, unseen_key, roles)
+            found = trainer.evaluate(model_dir, unseen) if unseen else {"recall": 0.0, "gold": 0}
+            scores = {**scores, "unseen_targets": found["gold"], "unseen_recall": found["recall"]}
+        return metrics, scores
 
     out.mkdir(parents=True, exist_ok=True)
     (out / EXPERIMENT).write_text(json.dumps({**record, "command": "spanaug " + " ".join(sys.argv[1:]), "augmented_counts": counts},
@@ -185,9 +225,11 @@ def learning_curve_command(
         rows = run_curve(pool, additions, train_and_test, options, out, keep_models, on_progress)
     points = summarize(rows)
     write_summary(points, out / SUMMARY)
+    comparisons = paired(rows)
+    write_paired(comparisons, out / PAIRED)
     plot_curve(points, out / PLOT, f"{trainer_name}: {len(pool)} gold examples in the pool, {options.seeds} seed(s)")
-    _print_summary(points, options.conditions)
-    note(f"wrote {out / 'results.csv'}, {out / SUMMARY} and {out / PLOT}")
+    _print_summary(points, options.conditions, comparisons)
+    note(f"wrote {out / 'results.csv'}, {out / SUMMARY}, {out / PAIRED} and {out / PLOT}")
 
 
 def _check_same_experiment(out: Path, record: dict[str, Any]) -> None:
@@ -201,18 +243,33 @@ def _check_same_experiment(out: Path, record: dict[str, Any]) -> None:
         raise ConfigError(f"{out} holds another experiment ({', '.join(differ)} differ); pick another --out or remove it")
 
 
-def _print_summary(points: Sequence[Any], conditions: Sequence[str]) -> None:
+def _print_summary(points: Sequence[Any], conditions: Sequence[str], comparisons: Sequence[Any]) -> None:
     from rich.table import Table
 
-    table = Table(title="test F1 (%), mean ± std over seeds")
+    unseen = any(p.unseen_mean is not None for p in points)
+    table = Table(title="test F1 (%), mean ± std over seeds" + (" (recall on unseen targets)" if unseen else ""))
     table.add_column("fraction", justify="right")
     for c in conditions:
         table.add_column(c, justify="right")
     by = {(p.condition, p.fraction): p for p in points}
+
+    def cell(p: Any) -> str:
+        if p is None:
+            return ""
+        text = f"{100 * p.mean:.1f} ± {100 * p.std:.1f}"
+        return text + (f" ({100 * p.unseen_mean:.1f} ± {100 * p.unseen_std:.1f})" if p.unseen_mean is not None else "")
+
     for fraction in sorted({p.fraction for p in points}):
-        cells = [by.get((c, fraction)) for c in conditions]
-        table.add_row(f"{fraction:g}", *(f"{100 * p.mean:.1f} ± {100 * p.std:.1f}" if p else "" for p in cells))
+        table.add_row(f"{fraction:g}", *(cell(by.get((c, fraction))) for c in conditions))
     out_console.print(table)
+    if comparisons:
+        diffs = Table(title="against gold, seed by seed: mean difference ± std (paired t-test p)")
+        for column in ("fraction", "condition", "metric", "difference", "p"):
+            diffs.add_column(column, justify="right" if column != "condition" else "left")
+        for c in comparisons:
+            p = "" if c.p is None else f"{c.p:.3f}"
+            diffs.add_row(f"{c.fraction:g}", c.condition, c.metric, f"{100 * c.mean_diff:+.1f} ± {100 * c.std_diff:.1f}", p)
+        out_console.print(diffs)
 
 
 @experiment_group.command("lexsub")
@@ -229,7 +286,7 @@ def lexsub_command(
     from spanaug_core.plugins import create
 
     pool = list(create("dataset", dataset).read(input_path))
-    additions, counts = load_additions(augmented, pool, _filter_specs(filters), ("lexsub",), rewrite_roles or None)
+    additions, counts = load_additions(augmented, pool, _filter_specs(filters), ("lexsub",), rewrite_roles or None, "filtered")
     count = create("dataset", "jsonl").write((e for examples in additions["lexsub"].values() for e in examples), output)
     note(", ".join(f"{k} {v}" for k, v in counts.items()))
     note(f"wrote {count} substituted examples to {output}")

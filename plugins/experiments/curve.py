@@ -5,12 +5,17 @@ of that order, so a seed's subsets are nested and every condition at one (fracti
 seed) sees the same gold sentences (paired comparisons; Culkin et al. 2021 §6.3, Fig. 8):
 
 - ``gold``: the subset alone;
-- ``augmented``: the subset plus the (filtered) augmented records whose source is in it;
-- ``lexsub``: the subset plus the lexical-substitution baseline made from those records.
+- ``augmented``: the subset plus every augmented record whose source is in it;
+- ``filtered``: the subset plus those of the records that the experiment's filters keep;
+- ``lexsub``: the subset plus the lexical-substitution baseline made from the records.
 
 Each cell trains one model (the trainer's seed is the cell's seed), early-stops on dev
-and is scored on test. A row per cell is appended to ``results.csv`` as soon as the cell
-is done, so an interrupted experiment keeps its rows and a rerun skips them.
+and is scored on test, overall and, where the curve names an attribute of the rewritten
+spans (FrameNet's ``lu``), on the test targets whose value the cell's gold subset never
+holds: new triggers are where paraphrases should help most. A row per cell is appended to
+``results.csv`` as soon as the cell is done, so an interrupted experiment keeps its rows
+and a rerun skips them. ``summarize`` gives mean and standard deviation per (condition,
+fraction); ``paired`` compares each condition with gold seed by seed (a paired t-test).
 """
 
 from __future__ import annotations
@@ -33,11 +38,13 @@ from spanaug_core.errors import ConfigError, DataError
 from spanaug_core.protocols import ProgressCallback, ProgressEvent
 from spanaug_core.types import Example
 
-CONDITIONS = ("gold", "augmented", "lexsub")
+CONDITIONS = ("gold", "augmented", "filtered", "lexsub")
 RESULTS = "results.csv"
 SUMMARY = "summary.csv"
+PAIRED = "paired.csv"
 COLUMNS = ("condition", "fraction", "seed", "gold_examples", "added_examples", "dev_f1",
-           "test_precision", "test_recall", "test_f1", "epochs_run", "seconds")
+           "test_precision", "test_recall", "test_f1", "epochs_run", "seconds", "unseen_targets", "unseen_recall")
+METRICS = ("test_f1", "unseen_recall")  # what summaries and paired tests are computed for
 
 
 class CurveOptions(BaseModel):
@@ -78,8 +85,9 @@ class Cell:
         return (self.condition, f"{self.fraction:g}", str(self.seed))
 
 
-# (training examples, model folder, seed) -> (the trainer's metrics, test scores)
-TrainAndTest = Callable[[list[Example], Path, int], tuple[dict[str, float], dict[str, float]]]
+# (gold subset, added examples, model folder, seed) -> (the trainer's metrics, test scores: precision,
+# recall, f1, and unseen_targets/unseen_recall where the curve scores unseen targets)
+TrainAndTest = Callable[[list[Example], list[Example], Path, int], tuple[dict[str, float], dict[str, float]]]
 
 
 def subset(pool: Sequence[Example], fraction: float, seed: int) -> list[Example]:
@@ -142,7 +150,7 @@ def run_curve(
             started = time.perf_counter()
             model_dir = out_dir / "models" / "-".join(cell.key) if keep_models else Path(tempfile.mkdtemp(prefix="spanaug-curve-"))
             try:
-                dev, test = train_and_test([*gold, *extra], model_dir, cell.seed)
+                dev, test = train_and_test(gold, extra, model_dir, cell.seed)
             finally:
                 if not keep_models:
                     shutil.rmtree(model_dir, ignore_errors=True)
@@ -150,6 +158,7 @@ def run_curve(
                 cell.condition, f"{cell.fraction:g}", cell.seed, len(gold), len(extra),
                 _fmt(dev.get("dev_f1")), _fmt(test["precision"]), _fmt(test["recall"]), _fmt(test["f1"]),
                 int(dev.get("epochs_run", 0)), f"{time.perf_counter() - started:.1f}",
+                "" if "unseen_targets" not in test else int(test["unseen_targets"]), _fmt(test.get("unseen_recall")),
             ])
             fh.flush()  # a row on disk per model: Ctrl-C loses at most the model in training
             report(ProgressEvent("models", n, len(todo), message=f"{cell.condition} {cell.fraction:g} seed {cell.seed}: test F1 {test['f1']:.3f}"))
@@ -178,7 +187,8 @@ def read_rows(path: Path) -> list[dict[str, str]]:
 
 @dataclass(frozen=True)
 class Point:
-    """Mean and sample standard deviation of test F1 over a (condition, fraction)'s seeds."""
+    """Mean and sample standard deviation over a (condition, fraction)'s seeds: of test F1,
+    and of recall on unseen test targets (None when the curve did not score them)."""
 
     condition: str
     fraction: float
@@ -187,6 +197,20 @@ class Point:
     std: float
     gold_examples: float
     added_examples: float
+    unseen_mean: float | None = None
+    unseen_std: float | None = None
+
+
+def _mean_std(values: Sequence[float]) -> tuple[float, float]:
+    return statistics.fmean(values), statistics.stdev(values) if len(values) > 1 else 0.0
+
+
+def _values(rows: Sequence[Mapping[str, str]], metric: str) -> list[float]:
+    return [float(r[metric]) for r in rows if r.get(metric)]
+
+
+def _order(condition: str) -> int:
+    return CONDITIONS.index(condition) if condition in CONDITIONS else len(CONDITIONS)
 
 
 def summarize(rows: Sequence[Mapping[str, str]]) -> list[Point]:
@@ -194,14 +218,16 @@ def summarize(rows: Sequence[Mapping[str, str]]) -> list[Point]:
     groups: dict[tuple[str, float], list[Mapping[str, str]]] = defaultdict(list)
     for row in rows:
         groups[(row["condition"], float(row["fraction"]))].append(row)
-    order = {c: i for i, c in enumerate(CONDITIONS)}
     points = []
-    for (condition, fraction), group in sorted(groups.items(), key=lambda kv: (order.get(kv[0][0], 99), kv[0][1])):
-        f1 = [float(r["test_f1"]) for r in group]
+    for (condition, fraction), group in sorted(groups.items(), key=lambda kv: (_order(kv[0][0]), kv[0][1])):
+        mean, std = _mean_std(_values(group, "test_f1"))
+        unseen = _values(group, "unseen_recall")
+        unseen_mean, unseen_std = _mean_std(unseen) if unseen else (None, None)
         points.append(Point(
-            condition, fraction, len(f1), statistics.fmean(f1), statistics.stdev(f1) if len(f1) > 1 else 0.0,
+            condition, fraction, len(group), mean, std,
             statistics.fmean(float(r["gold_examples"]) for r in group),
             statistics.fmean(float(r["added_examples"]) for r in group),
+            unseen_mean, unseen_std,
         ))
     return points
 
@@ -210,7 +236,58 @@ def write_summary(points: Sequence[Point], path: Path) -> None:
     """``summary.csv``: one line per point."""
     with path.open("w", encoding="utf-8", newline="") as fh:
         writer = csv.writer(fh)
-        writer.writerow(["condition", "fraction", "runs", "test_f1_mean", "test_f1_std", "gold_examples", "added_examples"])
+        writer.writerow(["condition", "fraction", "runs", "test_f1_mean", "test_f1_std", "gold_examples", "added_examples",
+                         "unseen_recall_mean", "unseen_recall_std"])
         for p in points:
             writer.writerow([p.condition, f"{p.fraction:g}", p.runs, f"{p.mean:.4f}", f"{p.std:.4f}",
-                             f"{p.gold_examples:.1f}", f"{p.added_examples:.1f}"])
+                             f"{p.gold_examples:.1f}", f"{p.added_examples:.1f}", _fmt(p.unseen_mean), _fmt(p.unseen_std)])
+
+
+@dataclass(frozen=True)
+class Paired:
+    """A condition against gold at one fraction, seed by seed: the mean and standard deviation
+    of the differences (condition - gold) and a paired t-test (None below two seeds)."""
+
+    condition: str
+    fraction: float
+    metric: str
+    runs: int
+    mean_diff: float
+    std_diff: float
+    t: float | None
+    p: float | None
+
+
+def paired(rows: Sequence[Mapping[str, str]]) -> list[Paired]:
+    """Every condition against gold at each fraction, over the seeds both have, for each metric scored."""
+    from scipy import stats
+
+    by = {(r["condition"], float(r["fraction"]), r["seed"]): r for r in rows}
+    out = []
+    conditions = sorted({r["condition"] for r in rows} - {"gold"}, key=_order)
+    for fraction in sorted({float(r["fraction"]) for r in rows}):
+        for condition in conditions:
+            for metric in METRICS:
+                pairs = [(float(by[(condition, fraction, s)][metric]), float(g[metric]))
+                         for (c, f, s), g in by.items()
+                         if c == "gold" and f == fraction and (condition, fraction, s) in by and g.get(metric) and by[(condition, fraction, s)].get(metric)]
+                if not pairs:
+                    continue
+                diffs = [a - b for a, b in pairs]
+                mean, std = _mean_std(diffs)
+                t = p = None
+                if len(pairs) > 1 and std > 0:
+                    test = stats.ttest_rel([a for a, _ in pairs], [b for _, b in pairs])
+                    t, p = float(test.statistic), float(test.pvalue)
+                out.append(Paired(condition, fraction, metric, len(pairs), mean, std, t, p))
+    return out
+
+
+def write_paired(comparisons: Sequence[Paired], path: Path) -> None:
+    """``paired.csv``: one line per (fraction, condition, metric)."""
+    with path.open("w", encoding="utf-8", newline="") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(["fraction", "condition", "metric", "runs", "mean_diff", "std_diff", "t", "p"])
+        for c in comparisons:
+            writer.writerow([f"{c.fraction:g}", c.condition, c.metric, c.runs, f"{c.mean_diff:.4f}", f"{c.std_diff:.4f}",
+                             "" if c.t is None else f"{c.t:.3f}", "" if c.p is None else f"{c.p:.4f}"])

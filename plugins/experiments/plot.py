@@ -13,8 +13,8 @@ from pathlib import Path
 from spanaug_core.errors import SpanaugError
 from spanaug_experiments.curve import CONDITIONS, Point
 
-LABELS = {"gold": "gold", "augmented": "gold + augmented", "lexsub": "gold + lexical substitution"}
-COLORS = {"gold": "#4c72b0", "augmented": "#dd8452", "lexsub": "#55a868"}
+LABELS = {"gold": "gold", "augmented": "gold + augmented", "filtered": "gold + augmented, filtered", "lexsub": "gold + lexical substitution"}
+COLORS = {"gold": "#4c72b0", "augmented": "#dd8452", "filtered": "#c44e52", "lexsub": "#55a868"}
 
 
 def plot_curve(points: Sequence[Point], path: Path, title: str) -> None:

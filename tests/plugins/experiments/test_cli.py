@@ -81,19 +81,44 @@ def test_learning_curve_errors(spanaug, data, capsys) -> None:
     assert "unknown condition" in capsys.readouterr().err
     assert spanaug(*base, "--conditions", "gold", "--fractions", "0,1") == 2
     assert "fractions must lie in (0, 1]" in capsys.readouterr().err
-    assert spanaug(*base, "--augmented", data / "run", "--filter", "[1, 2]") == 2
+    assert spanaug(*base, "--augmented", data / "run", "--conditions", "gold,filtered", "--filter", "[1, 2]") == 2
     assert "expected a filter name or a mapping" in capsys.readouterr().err
+    assert spanaug(*base, "--augmented", data / "run", "--filter", "paraphrase-score") == 2
+    assert "--filter chooses the records of the filtered condition" in capsys.readouterr().err
+    assert spanaug(*base, "--augmented", data / "run", "--conditions", "gold,filtered") == 2
+    assert "give both or neither" in capsys.readouterr().err
     assert spanaug(*base, "--conditions", "gold", "--set", "trainer.epoch=2") == 2
     assert "unknown option 'epoch'" in capsys.readouterr().err
 
 
-def test_filters_apply_before_training(spanaug, data, tiny_encoder, capsys) -> None:
+def test_filters_choose_the_filtered_conditions_records(spanaug, data, tiny_encoder, capsys) -> None:
     args = ["experiment", "learning-curve", "--trainer", "ner", "--dataset", "jsonl", "--train", data / "gold.jsonl",
             "--test", data / "gold.jsonl", "--augmented", data / "run", "--fractions", "1", "--seeds", "1",
-            "--filter", "{name: paraphrase-score, min_score: 0}", "--set", f"trainer.encoder={tiny_encoder}",
-            "--set", "trainer.epochs=1", "--out", data / "f", "--no-progress"]
+            "--conditions", "gold,augmented,filtered", "--filter", "{name: paraphrase-score, min_score: 0}",
+            "--set", f"trainer.encoder={tiny_encoder}", "--set", "trainer.epochs=1", "--out", data / "f", "--no-progress"]
     assert spanaug(*args) == 0, capsys.readouterr().err
     assert "dropped by paraphrase-score 3" in capsys.readouterr().err
+    with (data / "f" / "results.csv").open() as fh:
+        added = {r["condition"]: r["added_examples"] for r in csv.DictReader(fh)}
+    assert added == {"gold": "0", "augmented": "3", "filtered": "0"}  # the filter dropped all three, for filtered only
+
+
+def test_unseen_targets_are_scored_apart(spanaug, tmp_path, tiny_encoder, capsys) -> None:
+    # Half the test targets carry a lexical unit no training sentence has: their recall is scored apart.
+    def example(i: int, lu: str) -> dict:
+        return {"id": f"e{i}", "tokens": "the man saw the red car .".split(),
+                "spans": [{"start": 2, "end": 3, "label": "Perception", "role": "target", "group": "1", "attrs": {"lu": lu}}]}
+
+    _jsonl(tmp_path / "train.jsonl", [example(i, "see.v") for i in range(4)])
+    _jsonl(tmp_path / "test.jsonl", [example(10 + i, "see.v" if i % 2 else "spot.v") for i in range(4)])
+    out = tmp_path / "u"
+    args = ["experiment", "learning-curve", "--trainer", "frame-id", "--dataset", "jsonl", "--train", tmp_path / "train.jsonl",
+            "--test", tmp_path / "test.jsonl", "--conditions", "gold", "--fractions", "1", "--seeds", "1", "--unseen", "lu",
+            "--set", f"trainer.encoder={tiny_encoder}", "--set", "trainer.epochs=1", "--out", out, "--no-progress"]
+    assert spanaug(*args) == 0, capsys.readouterr().err
+    with (out / "results.csv").open() as fh:
+        (row,) = list(csv.DictReader(fh))
+    assert row["unseen_targets"] == "2" and 0 <= float(row["unseen_recall"]) <= 1
 
 
 @pytest.mark.skipif(find_tagger().tagger is None, reason="no POS tagger installed (pip install 'spanaug[pos]')")

@@ -8,7 +8,7 @@ import pytest
 
 from spanaug_core.errors import ConfigError, DataError
 from spanaug_core.types import Example
-from spanaug_experiments.curve import COLUMNS, CurveOptions, cells, run_curve, subset, summarize, write_summary
+from spanaug_experiments.curve import COLUMNS, CurveOptions, cells, paired, run_curve, subset, summarize, write_paired, write_summary
 
 POOL = [Example(id=f"g{i}", tokens=("w",) * (i + 1)) for i in range(10)]
 EXTRA = {"augmented": {f"g{i}": [Example(id=f"g{i}/a{k}", tokens=("x",)) for k in range(i % 3)] for i in range(10)}}
@@ -17,7 +17,8 @@ EXTRA = {"augmented": {f"g{i}": [Example(id=f"g{i}/a{k}", tokens=("x",)) for k i
 def fake_trainer(calls: list):
     """Scores a model by how many examples it saw, so the rows can be checked exactly."""
 
-    def train_and_test(examples, model_dir, seed):
+    def train_and_test(gold, extra, model_dir, seed):
+        examples = [*gold, *extra]
         calls.append(([e.id for e in examples], seed, model_dir))
         model_dir.mkdir(parents=True, exist_ok=True)
         (model_dir / "weights").write_text("w")
@@ -62,10 +63,10 @@ def test_a_rerun_skips_finished_cells_and_rows_survive_an_interrupt(tmp_path) ->
     calls: list = []
     options = CurveOptions(fractions=(0.5, 1.0), seeds=2)
 
-    def interrupted(examples, model_dir, seed):
+    def interrupted(gold, extra, model_dir, seed):
         if len(calls) == 3:
             raise KeyboardInterrupt
-        return fake_trainer(calls)(examples, model_dir, seed)
+        return fake_trainer(calls)(gold, extra, model_dir, seed)
 
     with pytest.raises(KeyboardInterrupt):
         run_curve(POOL, EXTRA, interrupted, options, tmp_path)
@@ -94,23 +95,49 @@ def test_keep_models_and_bad_inputs(tmp_path) -> None:
 
 
 def test_summary_means_and_sample_std(tmp_path) -> None:
-    rows = [dict(zip(COLUMNS, [c, "0.5", str(s), "5", "2", "", "", "", f1, "3", "1.0"]))
+    rows = [dict(zip(COLUMNS, [c, "0.5", str(s), "5", "2", "", "", "", f1, "3", "1.0", "", ""]))
             for c, s, f1 in [("gold", 0, "0.5"), ("gold", 1, "0.7"), ("augmented", 0, "0.6"), ("augmented", 1, "0.6")]]
     points = summarize(rows)
     assert [(p.condition, p.runs) for p in points] == [("gold", 2), ("augmented", 2)]
     assert points[0].mean == pytest.approx(0.6) and points[0].std == pytest.approx(0.1414, abs=1e-4)
-    assert points[1].std == 0.0
+    assert points[1].std == 0.0 and points[0].unseen_mean is None
     write_summary(points, tmp_path / "summary.csv")
-    assert (tmp_path / "summary.csv").read_text().splitlines()[1] == "gold,0.5,2,0.6000,0.1414,5.0,2.0"
+    assert (tmp_path / "summary.csv").read_text().splitlines()[1] == "gold,0.5,2,0.6000,0.1414,5.0,2.0,,"
+
+
+def test_paired_differences_follow_the_seeds() -> None:
+    # Seed by seed augmented is 0.02 above gold though the seeds differ by far more: a paired
+    # test sees it, a comparison of the two means' spreads would not.
+    gold = {0: 0.50, 1: 0.60, 2: 0.70, 3: 0.55}
+    rows = [dict(zip(COLUMNS, [c, "1", str(s), "5", "2", "", "", "", f"{f1 + (0.02 + 0.001 * s if c != 'gold' else 0):.4f}", "3", "1.0",
+                               "10", f"{0.1 * (c != 'gold'):.4f}"]))
+            for c in ("gold", "filtered") for s, f1 in gold.items()]
+    by_metric = {c.metric: c for c in paired(rows)}
+    f1 = by_metric["test_f1"]
+    assert (f1.condition, f1.fraction, f1.runs) == ("filtered", 1.0, 4)
+    assert f1.mean_diff == pytest.approx(0.0215) and f1.p < 0.001
+    recall = by_metric["unseen_recall"]
+    assert recall.mean_diff == pytest.approx(0.1) and recall.std_diff == 0.0 and recall.p is None  # no spread, no test
+    points = summarize(rows)
+    assert points[1].condition == "filtered" and points[1].unseen_mean == pytest.approx(0.1)
+
+
+def test_paired_rows_are_written(tmp_path) -> None:
+    calls: list = []
+    rows = run_curve(POOL, EXTRA, fake_trainer(calls), CurveOptions(fractions=(0.5, 1.0), seeds=3), tmp_path)
+    write_paired(paired(rows), tmp_path / "paired.csv")
+    lines = (tmp_path / "paired.csv").read_text().splitlines()
+    assert lines[0] == "fraction,condition,metric,runs,mean_diff,std_diff,t,p"
+    assert [line.split(",")[:4] for line in lines[1:]] == [["0.5", "augmented", "test_f1", "3"], ["1", "augmented", "test_f1", "3"]]
 
 
 def test_a_second_experiment_on_the_same_folder_is_refused(tmp_path) -> None:
     calls: list = []
 
-    def nested(examples, model_dir, seed):  # another run starts while this one trains
+    def nested(gold, extra, model_dir, seed):  # another run starts while this one trains
         with pytest.raises(ConfigError, match="another experiment is writing"):
             run_curve(POOL, EXTRA, fake_trainer([]), CurveOptions(fractions=(1.0,), seeds=1), tmp_path)
-        return fake_trainer(calls)(examples, model_dir, seed)
+        return fake_trainer(calls)(gold, extra, model_dir, seed)
 
     run_curve(POOL, EXTRA, nested, CurveOptions(fractions=(1.0,), seeds=1, conditions=("gold",)), tmp_path)
     assert len(calls) == 1
