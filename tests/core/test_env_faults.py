@@ -1,0 +1,229 @@
+"""A full disk, a read-only folder, no permission, as a user meets them through the CLI.
+
+Each fault is one line naming the user's file (never a temporary's name) and the cause,
+exit status 2, never an internal error; a failed write leaves no temporary; a run that
+stops keeps its last commit, says how to go on, and ``--resume`` then writes exactly what
+an uninterrupted run writes. No root is needed: ``Disk`` patches the file operations
+spanaug uses so that they raise the ``OSError`` the machine would, at a chosen moment.
+"""
+
+from __future__ import annotations
+
+import errno
+import fnmatch
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from doubles import DoublesPlugin, write_examples
+
+import spanaug_core.plugins
+import spanaug_core.run
+from spanaug_core.cli import main
+from spanaug_core.errors import FileSystemError
+from spanaug_core.files import atomic_output, replace_json, user_error, user_path, writing
+from spanaug_core.plugins import Registry
+
+REAL_OPEN, REAL_REPLACE, REAL_FSYNC = Path.open, os.replace, os.fsync
+
+
+class Disk:
+    """The machine's answers to spanaug's writes, with faults planted in them.
+
+    ``fail(op, pattern, err, at=N, times=K)``: the N-th ``op`` on a file whose name matches
+    ``pattern`` and the K-1 after it raise ``err`` (``times=None``: every one from then on,
+    a disk that stays full). ``op`` is ``open`` (a file opened for writing; the error names
+    it, as the system's does), ``write`` (half the text reaches the file, then the error,
+    naming no file: a disk that fills during a write), ``fsync`` or ``replace`` (the
+    rename; the error names both files). ``on_fault`` is called before each fault fires.
+    """
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.rules: list[dict[str, Any]] = []
+        self.on_fault = lambda: None
+        disk = self
+
+        def open_(path: Path, mode: str = "r", *args: Any, **kwargs: Any) -> Any:
+            if not set(mode) & set("wax+"):
+                return REAL_OPEN(path, mode, *args, **kwargs)
+            disk.check("open", path.name, filename=str(path))
+            return FaultyFile(REAL_OPEN(path, mode, *args, **kwargs), path.name, disk)
+
+        def replace(src: Any, dst: Any) -> None:
+            disk.check("replace", Path(dst).name, filename=os.fspath(src), filename2=os.fspath(dst))
+            REAL_REPLACE(src, dst)
+
+        def fsync(fd: int) -> None:
+            disk.check("fsync", Path(os.readlink(f"/proc/self/fd/{fd}")).name)
+            REAL_FSYNC(fd)
+
+        monkeypatch.setattr(Path, "open", open_)
+        monkeypatch.setattr(os, "replace", replace)
+        monkeypatch.setattr(os, "fsync", fsync)
+
+    def fail(self, op: str, pattern: str, err: int, at: int = 1, times: int | None = 1) -> None:
+        self.rules.append({"op": op, "pattern": pattern, "err": err, "at": at, "times": times, "seen": 0})
+
+    def heal(self) -> None:
+        """Space freed, the folder writable again: no more faults."""
+        self.rules.clear()
+
+    def check(self, op: str, name: str, **names: str) -> None:
+        for rule in self.rules:
+            if rule["op"] != op or not fnmatch.fnmatch(name, rule["pattern"]):
+                continue
+            rule["seen"] += 1
+            if rule["seen"] >= rule["at"] and (rule["times"] is None or rule["seen"] < rule["at"] + rule["times"]):
+                self.on_fault()
+                raise OSError(rule["err"], os.strerror(rule["err"]), names.get("filename"), None, names.get("filename2"))
+
+
+class FaultyFile:
+    """A real file whose ``write`` may meet a planted fault after writing half its text."""
+
+    def __init__(self, handle: Any, name: str, disk: Disk) -> None:
+        self._handle, self._name, self._disk = handle, name, disk
+
+    def write(self, text: str) -> int:
+        try:
+            self._disk.check("write", self._name)
+        except OSError:
+            self._handle.write(text[: len(text) // 2])
+            self._handle.flush()
+            raise
+        return self._handle.write(text)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._handle, name)
+
+    def __enter__(self) -> FaultyFile:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._handle.close()
+
+
+@pytest.fixture
+def disk(monkeypatch) -> Disk:
+    return Disk(monkeypatch)
+
+
+@pytest.fixture
+def doubles_cli(monkeypatch) -> None:
+    """The CLI with the installed plugins and the scripted decoder and aligner."""
+    reg = Registry()
+    reg.add_plugin(DoublesPlugin(), "doubles")
+    monkeypatch.setattr(spanaug_core.plugins, "default_registry", lambda: reg)
+    monkeypatch.setattr(spanaug_core.run, "default_registry", lambda: reg)
+
+
+def run_args(data: Path, out: Path) -> list[str]:
+    return ["run", "--dataset", "jsonl", "--input", str(data), "--decoder", "synonym", "--aligner", "diff",
+            "--iterations", "3", "--set", "commit_every_s=0", "--set", "decoder.batch_size=3", "--output", str(out),
+            "--no-progress"]
+
+
+@pytest.fixture
+def reference(tmp_path, doubles_cli) -> tuple[Path, dict[str, bytes]]:
+    """An input of 12 examples and the files an uninterrupted run writes from it."""
+    data = write_examples(tmp_path / "in.jsonl", 12)
+    assert main(run_args(data, tmp_path / "ref")) == 0
+    return data, {name: (tmp_path / "ref" / name).read_bytes() for name in ("augmented.jsonl", "rejected.jsonl")}
+
+
+def err_lines(capsys) -> list[str]:
+    return capsys.readouterr().err.strip().splitlines()
+
+
+def temporaries(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir() if ".partial-" in p.name or p.name.endswith(".tmp"))
+
+
+def manifest(out: Path) -> dict[str, Any]:
+    return json.loads((out / "manifest.json").read_text())
+
+
+def resume_exactly(data: Path, out: Path, expected: dict[str, bytes], disk: Disk, capsys) -> None:
+    """With the fault gone, ``--resume`` finishes the run with the records of an uninterrupted one."""
+    disk.heal()
+    assert main([*run_args(data, out), "--resume"]) == 0, capsys.readouterr().err
+    assert {name: (out / name).read_bytes() for name in expected} == expected
+    assert manifest(out)["status"] == "completed" and "error" not in manifest(out)
+    assert temporaries(out) == []
+
+
+def dead_pid() -> int:
+    """The id of a process that has ended."""
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    return child.pid
+
+
+# -- files written whole ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("op", "err", "cause"),
+    [("write", errno.ENOSPC, "No space left on device"), ("open", errno.EROFS, "Read-only file system"),
+     ("replace", errno.EACCES, "Permission denied")],
+)
+def test_convert_names_its_output_not_the_temporary(tmp_path, doubles_cli, disk, capsys, op, err, cause) -> None:
+    data = write_examples(tmp_path / "in.jsonl", 5)
+    out = tmp_path / "o" / "x.jsonl"
+    disk.fail(op, ".x.jsonl.partial-*" if op != "replace" else "x.jsonl", err)
+    assert main(["convert", "--dataset", "jsonl", "--input", str(data), "--to", "jsonl", "--output", str(out)]) == 2
+    assert err_lines(capsys) == [f"error: cannot write {out}: {cause}"]
+    assert os.listdir(out.parent) == []
+
+
+def test_replace_json_keeps_the_old_file_and_no_temporary(tmp_path, disk) -> None:
+    path = tmp_path / "state.json"
+    replace_json(path, {"n": 1})
+    disk.fail("write", ".state.json.partial-*", errno.EDQUOT)
+    with pytest.raises(FileSystemError, match=f"^cannot write {path}: Disk quota exceeded$"):
+        replace_json(path, {"n": 2})
+    assert json.loads(path.read_text()) == {"n": 1} and os.listdir(tmp_path) == ["state.json"]
+
+
+def test_atomic_output_removes_the_partial_a_killed_writer_left(tmp_path) -> None:
+    dead, live = dead_pid(), os.getppid()
+    for pid in (dead, live):
+        (tmp_path / f".x.jsonl.partial-{pid}").write_text("half")
+    (tmp_path / f".y.jsonl.partial-{dead}").write_text("another output's")
+    with atomic_output(tmp_path / "x.jsonl") as partial:
+        partial.write_text("whole\n")
+    assert sorted(os.listdir(tmp_path)) == sorted([f".x.jsonl.partial-{live}", f".y.jsonl.partial-{dead}", "x.jsonl"])
+
+
+def test_an_environment_fault_names_the_users_path_and_others_pass() -> None:
+    assert user_path("/o/.run.partial-12/.manifest.json.partial-3") == Path("/o/run/manifest.json")
+    assert user_path("/o/.x.partial/a.partial-b") == Path("/o/.x.partial/a.partial-b")  # not a temporary's name
+    vanished = OSError(errno.ENOENT, "No such file or directory", "/data/in.jsonl")
+    assert str(user_error(vanished, Path("/o/x.jsonl"))) == "/data/in.jsonl: No such file or directory"
+    assert str(user_error(OSError(errno.ENOSPC, "x"), None)) == "cannot write the output: No space left on device"
+    assert user_error(OSError(errno.EIO, "Input/output error")) is None
+    with pytest.raises(OSError, match="Input/output error"), writing(Path("/o/x")):
+        raise OSError(errno.EIO, "Input/output error")
+
+
+def test_the_cli_answers_a_fault_no_command_caught_as_a_user_error(tmp_path, doubles_cli, capsys, monkeypatch) -> None:
+    import click
+
+    from spanaug_core.cli import cli
+
+    @click.command("faulty")
+    @click.argument("err", type=int)
+    def faulty(err: int) -> None:
+        raise OSError(err, os.strerror(err), str(tmp_path / ".out.json.partial-77"))
+
+    monkeypatch.setitem(cli.commands, "faulty", faulty)
+    assert main(["faulty", str(errno.EROFS)]) == 2
+    assert err_lines(capsys) == [f"error: cannot write {tmp_path}/out.json: Read-only file system"]
+    assert main(["faulty", str(errno.EACCES)]) == 2
+    assert err_lines(capsys) == [f"error: {tmp_path}/out.json: Permission denied"]
+    assert main(["faulty", str(errno.EIO)]) == 1
+    assert err_lines(capsys)[0].startswith("error: internal error: OSError: [Errno 5]")
