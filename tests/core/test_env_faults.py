@@ -156,11 +156,127 @@ def resume_exactly(data: Path, out: Path, expected: dict[str, bytes], disk: Disk
     assert temporaries(out) == []
 
 
+# -- a run --------------------------------------------------------------------------------
+
+
+def test_a_full_disk_at_the_first_record_is_one_line_and_the_run_resumes(tmp_path, reference, disk, capsys) -> None:
+    data, expected = reference
+    out = tmp_path / "out"
+    disk.fail("write", "augmented.jsonl", errno.ENOSPC)
+    assert main(run_args(data, out)) == 2
+    assert err_lines(capsys) == [
+        f"error: cannot write {out}/augmented.jsonl: No space left on device",
+        f"the run stopped; {out} keeps what it committed (0 examples done): free some space, then continue with --resume",
+    ]
+    found = manifest(out)
+    assert found["status"] == "failed"
+    assert found["error"] == f"FileSystemError: cannot write {out}/augmented.jsonl: No space left on device"
+    assert temporaries(out) == []
+    resume_exactly(data, out, expected, disk, capsys)
+
+
+def test_a_full_disk_at_a_commit_keeps_the_last_commit_and_records_the_failure(tmp_path, reference, disk, capsys) -> None:
+    data, expected = reference
+    out = tmp_path / "out"
+    committed: list[dict[str, Any]] = []
+    disk.on_fault = lambda: committed.append(manifest(out))
+    disk.fail("fsync", "augmented.jsonl", errno.ENOSPC, at=4)
+    assert main(run_args(data, out)) == 2
+    last = committed[0]["progress"]
+    assert 0 < last["examples_done"] < 12
+    assert err_lines(capsys) == [
+        f"error: cannot write {out}/augmented.jsonl: No space left on device",
+        f"the run stopped; {out} keeps what it committed ({last['examples_done']} examples done): "
+        "free some space, then continue with --resume",
+    ]
+    found = manifest(out)
+    assert found["status"] == "failed" and found["progress"] == last and "No space left on device" in found["error"]
+    assert temporaries(out) == []
+    resume_exactly(data, out, expected, disk, capsys)
+
+
+@pytest.mark.parametrize(
+    ("err", "cause", "remedy"),
+    [
+        (errno.EROFS, "Read-only file system", "make the file system writable"),
+        (errno.EACCES, "Permission denied", "allow writing there"),
+    ],
+)
+@pytest.mark.parametrize("lasts", [True, False], ids=["stays", "passes"])
+def test_a_manifest_that_cannot_be_renamed_stays_at_the_last_commit(tmp_path, reference, disk, capsys, err, cause, remedy, lasts) -> None:
+    data, expected = reference
+    out = tmp_path / "out"
+    committed: list[bytes] = []
+    disk.on_fault = lambda: committed.append((out / "manifest.json").read_bytes())
+    disk.fail("replace", "manifest.json", err, at=3, times=None if lasts else 1)
+    assert main(run_args(data, out)) == 2
+    last = json.loads(committed[0])
+    assert err_lines(capsys) == [
+        f"error: cannot write {out}/manifest.json: {cause}",
+        f"the run stopped; {out} keeps what it committed ({last['progress']['examples_done']} examples done): "
+        f"{remedy}, then continue with --resume",
+    ]
+    if lasts:  # finish cannot write either: the last commit stays, byte for byte, saying "running"
+        assert (out / "manifest.json").read_bytes() == committed[0] and last["status"] == "running"
+    else:  # the failure is recorded over the last commit, not over the commit that failed
+        found = manifest(out)
+        assert found["status"] == "failed" and found["progress"] == last["progress"] and cause in found["error"]
+    assert temporaries(out) == []
+    resume_exactly(data, out, expected, disk, capsys)
+
+
+def test_a_disk_that_fills_mid_manifest_and_stays_full_leaves_no_temporary(tmp_path, reference, disk, capsys) -> None:
+    data, expected = reference
+    out = tmp_path / "out"
+    committed: list[bytes] = []
+
+    def full_from_now_on() -> None:
+        if not committed:
+            committed.append((out / "manifest.json").read_bytes())
+            disk.fail("write", "*", errno.ENOSPC, times=None)
+
+    disk.on_fault = full_from_now_on
+    disk.fail("write", ".manifest.json.partial-*", errno.ENOSPC, at=6)
+    assert main(run_args(data, out)) == 2
+    assert err_lines(capsys)[0] == f"error: cannot write {out}/manifest.json: No space left on device"
+    assert (out / "manifest.json").read_bytes() == committed[0]
+    assert temporaries(out) == []  # the half-written temporary went with the failed write
+    resume_exactly(data, out, expected, disk, capsys)
+
+
+def test_a_resume_into_a_file_it_may_not_open_names_the_file(tmp_path, reference, disk, capsys) -> None:
+    data, expected = reference
+    out = tmp_path / "out"
+    disk.fail("fsync", "augmented.jsonl", errno.ENOSPC, at=3)
+    assert main(run_args(data, out)) == 2
+    capsys.readouterr()
+    disk.fail("open", "augmented.jsonl", errno.EACCES)
+    assert main([*run_args(data, out), "--resume"]) == 2
+    assert err_lines(capsys) == [f"error: cannot write {out}/augmented.jsonl: Permission denied"]
+    resume_exactly(data, out, expected, disk, capsys)
+
+
 def dead_pid() -> int:
     """The id of a process that has ended."""
     child = subprocess.Popen([sys.executable, "-c", "pass"])
     child.wait()
     return child.pid
+
+
+def test_a_resume_removes_the_temporaries_a_killed_run_left_and_keeps_a_live_writers(tmp_path, reference, disk, capsys) -> None:
+    data, expected = reference
+    out = tmp_path / "out"
+    disk.fail("fsync", "augmented.jsonl", errno.ENOSPC, at=3)
+    assert main(run_args(data, out)) == 2
+    dead, live = dead_pid(), os.getppid()
+    left = [f".manifest.json.partial-{dead}", f".manifest.json.partial-{live}", "manifest.json.18353.tmp", f".report.html.partial-{dead}"]
+    for name in left:
+        (out / name).write_text("half")
+    (out / f".report.html.partial-{live}").write_text("a report being written")
+    assert main([*run_args(data, out), "--resume"]) == 0
+    # The lock says no run writes the manifest, whatever the id; a report's partial goes only with its writer.
+    assert temporaries(out) == [f".report.html.partial-{live}"]
+    assert {name: (out / name).read_bytes() for name in expected} == expected
 
 
 # -- files written whole ------------------------------------------------------------------
