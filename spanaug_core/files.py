@@ -25,7 +25,7 @@ import json
 import os
 import re
 import shutil
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -34,6 +34,8 @@ from spanaug_core.errors import ENVIRONMENT_FAULTS, DataError, FileSystemError, 
 
 # A temporary's name: ``.NAME.partial-PID``, the name it will have and the id of the process writing it.
 _TEMPORARY = re.compile(r"\.(?P<name>.+)\.partial-(?P<pid>\d+)")
+# How a Rust library's error (safetensors) quotes the system's: "No space left on device (os error 28)".
+_RUST_OS_ERROR = re.compile(r"\(os error (\d+)\)")
 # Faults that only a write meets: a message may say "cannot write" without knowing more.
 _WRITE_FAULTS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS})
 
@@ -123,15 +125,18 @@ def user_error(exc: OSError, path: Path | None = None) -> FileSystemError | None
 
     It names the file ``exc`` names, as the user knows it (``user_path``). A write to an
     open file (a full disk met by a flush) names none: then ``path``, the file being
-    written, is named. The message says "cannot write" when the fault is one only writes
-    meet or the file is ``path`` or inside it; else just the path and the cause (an input
-    that vanished while an output was written).
+    written, is named, and so it is for a hidden file kept beside it (``.NAME.partial``,
+    ``.NAME.progress.json``). The message says "cannot write" when the fault is one only
+    writes meet or the file is ``path`` or inside it; else just the path and the cause (an
+    input that vanished while an output was written).
     """
     if exc.errno not in ENVIRONMENT_FAULTS:
         return None
     if not isinstance(exc.filename, (str, bytes, os.PathLike)):
         return FileSystemError(path if path is not None else "the output", exc.errno)
     named = user_path(os.fsdecode(exc.filename))
+    if path is not None and named.parent == path.parent and named.name.startswith(f".{path.name}."):
+        named = path
     inside = path is not None and (named == path or path in named.parents)
     return FileSystemError(named, exc.errno, "write" if inside or exc.errno in _WRITE_FAULTS else None)
 
@@ -139,30 +144,57 @@ def user_error(exc: OSError, path: Path | None = None) -> FileSystemError | None
 @contextmanager
 def writing(path: Path | str) -> Iterator[Path]:
     """Inside, an ``OSError`` the machine caused becomes the ``FileSystemError`` of ``user_error``,
-    naming ``path`` where the error names no file; other errors pass unchanged."""
+    naming ``path`` where the error names no file; other errors pass unchanged.
+
+    Libraries that write files hide the ``OSError`` in their own errors: torch raises a
+    ``RuntimeError`` while handling it, safetensors (Rust) writes "(os error 28)" into its
+    message. Inside a block that writes ``path``, those are read as the fault they hide.
+    """
     path = Path(path)
     try:
         yield path
-    except OSError as exc:
-        found = user_error(exc, path)
+    except SpanaugError:
+        raise
+    except Exception as exc:
+        hidden = _os_error(exc)
+        found = user_error(hidden, path) if hidden is not None else None
         if found is None:
             raise
         raise found from exc
+
+
+def _os_error(exc: BaseException) -> OSError | None:
+    """The ``OSError`` that ``exc`` is, was raised from or while handling, or names as "(os error N)"."""
+    for seen in (exc, exc.__cause__, exc.__context__):
+        if isinstance(seen, OSError):
+            return seen
+    code = _RUST_OS_ERROR.search(str(exc))
+    return OSError(int(code[1]), os.strerror(int(code[1]))) if code else None
 
 
 def replace_text(path: Path | str, text: str) -> None:
     """Write ``text`` to ``path`` atomically: readers (and a process killed meanwhile) see the old
     file or the new one, never half of one. A write that fails leaves the old file and no temporary."""
     path = Path(path)
-    tmp = _temporary_of(path)
-    with writing(path):
-        try:
-            with tmp.open("w", encoding="utf-8") as handle:
-                handle.write(text)
-            os.replace(tmp, path)
-        except BaseException:
+    replace_files(path.parent, {path.name: text})
+
+
+def replace_files(folder: Path | str, contents: Mapping[str, str | bytes]) -> None:
+    """Write each of ``contents`` (text as UTF-8) to its name in ``folder``, which must exist:
+    every file is written aside first and all are renamed into place after, so a write that
+    fails changes none of them and leaves no temporary. A fault of the machine names the file."""
+    aside = {Path(folder) / name: _temporary_of(Path(folder) / name) for name in contents}
+    try:
+        for (path, tmp), data in zip(aside.items(), contents.values(), strict=True):
+            with writing(path), tmp.open("wb") as handle:
+                handle.write(data.encode("utf-8") if isinstance(data, str) else data)
+        for path, tmp in aside.items():
+            with writing(path):
+                os.replace(tmp, path)
+    except BaseException:
+        for tmp in aside.values():
             _remove_quietly(tmp)
-            raise
+        raise
 
 
 def replace_json(path: Path | str, obj: Any, indent: int = 1) -> None:
