@@ -289,9 +289,8 @@ def train_group(
     missing = [flag for flag, value in flags if value is None]
     if missing:
         raise click.UsageError(f"missing {', '.join(missing)} (or name a sub-command; see --help)")
-    import json
-
     from spanaug_core.console import progress_callback
+    from spanaug_core.files import ensure_folder, replace_json
     from spanaug_core.plugins import default_registry
 
     sets = component_options(assignments, ("trainer", "dataset"))
@@ -306,8 +305,8 @@ def train_group(
         metrics = dict(trainer.train(reader.read(train_path), dev, out, on_progress))
     if test_path is not None:
         metrics.update({f"test_{k}": v for k, v in evaluate(out, reader.read(test_path)).items()})
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n", encoding="utf-8")
+    ensure_folder(out)
+    replace_json(out / "metrics.json", metrics, indent=2)
     shown = ", ".join(f"{k} {v:.4g}" for k, v in metrics.items() if k.endswith("f1") or k == "epochs_run")
     out_console.print(f"[bold green]done[/]: {trainer_name} model saved in {out}; {shown or 'no dev scores'}")
 
