@@ -208,7 +208,8 @@ def _after_fault(fault: FileSystemError, committed: int, output: object) -> str:
 
     ``--resume`` is right even when nothing was committed: a folder without work starts afresh.
     """
-    return f"the run stopped; {output} keeps what it committed ({committed} examples done): {fault.remedy}, then continue with --resume"
+    done = f"{committed} example{'' if committed == 1 else 's'} done"
+    return f"the run stopped; {output} keeps what it committed ({done}): {fault.remedy}, then continue with --resume"
 
 
 def _drive(config: RunConfig, reader: Any, execution: Execution, resume: bool, options: dict[str, Any]) -> RunSummary:

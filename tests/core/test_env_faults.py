@@ -64,6 +64,10 @@ def manifest(out: Path) -> dict[str, Any]:
     return json.loads((out / "manifest.json").read_text())
 
 
+def examples_done(n: int) -> str:
+    return f"{n} example done" if n == 1 else f"{n} examples done"
+
+
 def resume_exactly(data: Path, out: Path, expected: dict[str, bytes], disk: Disk, capsys) -> None:
     """With the fault gone, ``--resume`` finishes the run with the records of an uninterrupted one."""
     disk.heal()
@@ -103,7 +107,7 @@ def test_a_full_disk_at_a_commit_keeps_the_last_commit_and_records_the_failure(t
     assert 0 < last["examples_done"] < 12
     assert err_lines(capsys) == [
         f"error: cannot write {out}/augmented.jsonl: No space left on device",
-        f"the run stopped; {out} keeps what it committed ({last['examples_done']} examples done): "
+        f"the run stopped; {out} keeps what it committed ({examples_done(last['examples_done'])}): "
         "free some space, then continue with --resume",
     ]
     found = manifest(out)
@@ -130,7 +134,7 @@ def test_a_manifest_that_cannot_be_renamed_stays_at_the_last_commit(tmp_path, re
     last = json.loads(committed[0])
     assert err_lines(capsys) == [
         f"error: cannot write {out}/manifest.json: {cause}",
-        f"the run stopped; {out} keeps what it committed ({last['progress']['examples_done']} examples done): "
+        f"the run stopped; {out} keeps what it committed ({examples_done(last['progress']['examples_done'])}): "
         f"{remedy}, then continue with --resume",
     ]
     if lasts:  # finish cannot write either: the last commit stays, byte for byte, saying "running"
