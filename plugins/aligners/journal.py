@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from spanaug_core.errors import FileSystemError, SpanaugError
-from spanaug_core.files import output_target, replace_json, writing
+from spanaug_core.files import output_target, remove_stale_temporaries, replace_json, writing
 
 from spanaug_aligners.pairs import SpanPair, pair_line
 
@@ -54,6 +54,7 @@ class Journal:
         if self.output.is_dir():
             raise SpanaugError(f"{self.output} is a folder; name a file to write")
         output_target(self.output, overwrite)
+        remove_stale_temporaries(self.output.parent, {self.state_file.name})  # a killed run's, mid-commit
         existed = self.partial.exists()
         with writing(self.output):
             handle = open(self.partial, "a", encoding="utf-8")
