@@ -4,7 +4,9 @@ The core owns ``run``, ``list`` and ``convert``, and ``train --trainer NAME`` (a
 registered trainer); ``train`` and ``eval`` are also groups that plugins fill
 (``spanaug train aligner``, ``spanaug eval framenet-lus``). Plugins add
 commands through the ``register_commands(cli)`` hook. A ``SpanaugError`` becomes one red
-line and exit status 2; set ``SPANAUG_DEBUG=1`` to see tracebacks instead.
+line (and its hint, if any, on the next) and exit status 2, and so does an ``OSError`` the
+machine caused (a full disk, a read-only folder: ``files.user_error``); anything else is an
+internal error, exit status 1. Set ``SPANAUG_DEBUG=1`` to see tracebacks instead.
 
 ``spanaug run``'s shortcut flags are generated (``run_flags``) from the settings that
 declare one (``spanaug_core.flags``): the run config's own, and the options of each
@@ -29,6 +31,7 @@ from pydantic.fields import FieldInfo
 from spanaug_core import __version__
 from spanaug_core.console import error, note, out_console
 from spanaug_core.errors import SpanaugError
+from spanaug_core.files import user_error
 from spanaug_core.flags import declared_flag
 
 if TYPE_CHECKING:
@@ -286,9 +289,8 @@ def train_group(
     missing = [flag for flag, value in flags if value is None]
     if missing:
         raise click.UsageError(f"missing {', '.join(missing)} (or name a sub-command; see --help)")
-    import json
-
     from spanaug_core.console import progress_callback
+    from spanaug_core.files import ensure_folder, replace_json
     from spanaug_core.plugins import default_registry
 
     sets = component_options(assignments, ("trainer", "dataset"))
@@ -303,8 +305,8 @@ def train_group(
         metrics = dict(trainer.train(reader.read(train_path), dev, out, on_progress))
     if test_path is not None:
         metrics.update({f"test_{k}": v for k, v in evaluate(out, reader.read(test_path)).items()})
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n", encoding="utf-8")
+    ensure_folder(out)
+    replace_json(out / "metrics.json", metrics, indent=2)
     shown = ", ".join(f"{k} {v:.4g}" for k, v in metrics.items() if k.endswith("f1") or k == "epochs_run")
     out_console.print(f"[bold green]done[/]: {trainer_name} model saved in {out}; {shown or 'no dev scores'}")
 
@@ -422,16 +424,18 @@ def main(argv: list[str] | None = None) -> int:
         # A SIGTERM/SIGHUP exits as the shell reports a death by that signal (143, 129).
         cause = exc if isinstance(exc, KeyboardInterrupt) else exc.__context__
         return 128 + getattr(cause, "signum", signal.SIGINT)
-    except SpanaugError as exc:
+    except Exception as exc:
         if debug:
             raise
-        error(str(exc))
+        # A full disk or a read-only folder is the user's to fix, wherever a command met it.
+        found = exc if isinstance(exc, SpanaugError) else user_error(exc) if isinstance(exc, OSError) else None
+        if found is None:  # the last line of defence: one line, not a traceback
+            error(f"internal error: {type(exc).__name__}: {exc} (rerun with SPANAUG_DEBUG=1 for the traceback)")
+            return 1
+        error(str(found))
+        if found.hint:
+            note(found.hint)
         return 2
-    except Exception as exc:  # the last line of defence: one line, not a traceback
-        if debug:
-            raise
-        error(f"internal error: {type(exc).__name__}: {exc} (rerun with SPANAUG_DEBUG=1 for the traceback)")
-        return 1
     return 0
 
 

@@ -8,6 +8,8 @@ component at fault and what was expected instead.
 from __future__ import annotations
 
 import difflib
+import errno
+import os
 from collections.abc import Iterable
 
 
@@ -24,7 +26,13 @@ def one_line(exc: BaseException) -> str:
 
 
 class SpanaugError(Exception):
-    """Base class for errors that carry a message meant for the user."""
+    """Base class for errors that carry a message meant for the user.
+
+    ``hint``, when set, is what the user can do next; the CLI prints it on the line after
+    the error (a run that stopped says how to go on).
+    """
+
+    hint: str = ""
 
 
 class ConfigError(SpanaugError):
@@ -58,3 +66,38 @@ class DataError(SpanaugError):
 
 class RunStateError(SpanaugError):
     """An output folder cannot be written or resumed as asked."""
+
+
+# What the user can do about each environment fault (``FileSystemError.remedy``).
+_REMEDIES = {
+    errno.ENOSPC: "free some space",
+    errno.EDQUOT: "free some space (the disk quota is full)",
+    errno.EFBIG: "lift the file size limit (ulimit -f), or write where larger files are allowed",
+    errno.EROFS: "make the file system writable",
+    errno.EACCES: "allow writing there",
+    errno.EPERM: "allow writing there",
+    errno.ENOENT: "restore the folder",
+    errno.ENOTDIR: "restore the folder",
+}
+#: The ``errno`` values that mean the machine refused, not spanaug: a full disk or quota, a
+#: file too large, a read-only file system, no permission, a path that vanished.
+ENVIRONMENT_FAULTS = frozenset(_REMEDIES)
+
+
+class FileSystemError(SpanaugError):
+    """The machine refused a file operation (see ``ENVIRONMENT_FAULTS``): the user's problem, not spanaug's.
+
+    The message names the path the user knows (never a temporary name), what could not be
+    done and why: ``cannot write PATH: No space left on device``; with ``action=None``, when
+    what was being done is not known, ``PATH: Permission denied``.
+    """
+
+    def __init__(self, path: object, err: int, action: str | None = "write") -> None:
+        cause = os.strerror(err)
+        super().__init__(f"cannot {action} {path}: {cause}" if action else f"{path}: {cause}")
+        self.path, self.errno = path, err
+
+    @property
+    def remedy(self) -> str:
+        """What to do about it, in a few words: "free some space"."""
+        return _REMEDIES.get(self.errno, "fix the file system")

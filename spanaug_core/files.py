@@ -6,20 +6,38 @@ names the file, the line and the byte. Writing: ``atomic_output`` hands out a te
 path next to the target and renames it into place only when the writer finished, so an
 error (or Ctrl-C) leaves the target as it was; an existing target is refused unless the
 caller allows overwriting (``output_target``, which writers that manage their own partial
-files use too). ``replace_json`` swaps a small state file (a manifest, a record) atomically.
+files use too). ``replace_text`` and ``replace_json`` swap a small file (a manifest, a
+record) atomically.
+
+When the machine refuses a write (a full disk, a read-only file system, no permission, a
+folder that vanished: ``ENVIRONMENT_FAULTS``), that is the user's problem, not spanaug's:
+``writing(path)`` turns the ``OSError`` into a ``FileSystemError`` that names the file the
+user knows, never a temporary's name (``user_path``), and the CLI does the same for any
+``OSError`` that reaches it. A failed write removes its temporary; one that a killed
+process left is removed by the next writer of the same file (``remove_stale_temporaries``).
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
 import os
+import re
 import shutil
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from spanaug_core.errors import DataError, SpanaugError
+from spanaug_core.errors import ENVIRONMENT_FAULTS, DataError, FileSystemError, SpanaugError
+
+# A temporary's name: ``.NAME.partial-PID``, the name it will have and the id of the process writing it.
+_TEMPORARY = re.compile(r"\.(?P<name>.+)\.partial-(?P<pid>\d+)")
+# How a Rust library's error (safetensors) quotes the system's: "No space left on device (os error 28)".
+_RUST_OS_ERROR = re.compile(r"\(os error (\d+)\)")
+# Faults that only a write meets: a message may say "cannot write" without knowing more.
+_WRITE_FAULTS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS})
 
 
 def input_file(path: Path | str) -> Path:
@@ -74,6 +92,8 @@ def ensure_folder(folder: Path) -> None:
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
+        if exc.errno in ENVIRONMENT_FAULTS:
+            raise FileSystemError(folder, exc.errno, "create the folder") from None
         raise SpanaugError(f"cannot create the folder {folder}: {exc.strerror}") from None
 
 
@@ -89,12 +109,97 @@ def output_target(path: Path | str, overwrite: bool = False) -> Path:
     return path
 
 
-def replace_json(path: Path, obj: Any, indent: int = 1) -> None:
-    """Write ``obj`` as JSON to ``path`` atomically: readers (and a process killed meanwhile) see
-    the old file or the new one, never half of one."""
-    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(obj, indent=indent, ensure_ascii=False) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+def user_path(path: Path | str) -> Path:
+    """``path`` as the user knows it: each temporary's name read as the name it will have
+    (``out/.x.jsonl.partial-123/a`` is ``out/x.jsonl/a``)."""
+    return Path(*(_became(part) for part in Path(path).parts))
+
+
+def _became(name: str) -> str:
+    found = _TEMPORARY.fullmatch(name)
+    return found["name"] if found else name
+
+
+def user_error(exc: OSError, path: Path | None = None) -> FileSystemError | None:
+    """The ``FileSystemError`` that ``exc`` is when the machine refused (``ENVIRONMENT_FAULTS``), else None.
+
+    It names the file ``exc`` names, as the user knows it (``user_path``). A write to an
+    open file (a full disk met by a flush) names none: then ``path``, the file being
+    written, is named, and so it is for a hidden file kept beside it (``.NAME.partial``,
+    ``.NAME.progress.json``). The message says "cannot write" when the fault is one only
+    writes meet or the file is ``path`` or inside it; else just the path and the cause (an
+    input that vanished while an output was written).
+    """
+    if exc.errno not in ENVIRONMENT_FAULTS:
+        return None
+    if not isinstance(exc.filename, (str, bytes, os.PathLike)):
+        return FileSystemError(path if path is not None else "the output", exc.errno)
+    named = user_path(os.fsdecode(exc.filename))
+    if path is not None and named.parent == path.parent and named.name.startswith(f".{path.name}."):
+        named = path
+    inside = path is not None and (named == path or path in named.parents)
+    return FileSystemError(named, exc.errno, "write" if inside or exc.errno in _WRITE_FAULTS else None)
+
+
+@contextmanager
+def writing(path: Path | str) -> Iterator[Path]:
+    """Inside, an ``OSError`` the machine caused becomes the ``FileSystemError`` of ``user_error``,
+    naming ``path`` where the error names no file; other errors pass unchanged.
+
+    Libraries that write files hide the ``OSError`` in their own errors: torch raises a
+    ``RuntimeError`` while handling it, safetensors (Rust) writes "(os error 28)" into its
+    message. Inside a block that writes ``path``, those are read as the fault they hide.
+    """
+    path = Path(path)
+    try:
+        yield path
+    except SpanaugError:
+        raise
+    except Exception as exc:
+        hidden = _os_error(exc)
+        found = user_error(hidden, path) if hidden is not None else None
+        if found is None:
+            raise
+        raise found from exc
+
+
+def _os_error(exc: BaseException) -> OSError | None:
+    """The ``OSError`` that ``exc`` is, was raised from or while handling, or names as "(os error N)"."""
+    for seen in (exc, exc.__cause__, exc.__context__):
+        if isinstance(seen, OSError):
+            return seen
+    code = _RUST_OS_ERROR.search(str(exc))
+    return OSError(int(code[1]), os.strerror(int(code[1]))) if code else None
+
+
+def replace_text(path: Path | str, text: str) -> None:
+    """Write ``text`` to ``path`` atomically: readers (and a process killed meanwhile) see the old
+    file or the new one, never half of one. A write that fails leaves the old file and no temporary."""
+    path = Path(path)
+    replace_files(path.parent, {path.name: text})
+
+
+def replace_files(folder: Path | str, contents: Mapping[str, str | bytes]) -> None:
+    """Write each of ``contents`` (text as UTF-8) to its name in ``folder``, which must exist:
+    every file is written aside first and all are renamed into place after, so a write that
+    fails changes none of them and leaves no temporary. A fault of the machine names the file."""
+    aside = {Path(folder) / name: _temporary_of(Path(folder) / name) for name in contents}
+    try:
+        for (path, tmp), data in zip(aside.items(), contents.values(), strict=True):
+            with writing(path), tmp.open("wb") as handle:
+                handle.write(data.encode("utf-8") if isinstance(data, str) else data)
+        for path, tmp in aside.items():
+            with writing(path):
+                os.replace(tmp, path)
+    except BaseException:
+        for tmp in aside.values():
+            _remove_quietly(tmp)
+        raise
+
+
+def replace_json(path: Path | str, obj: Any, indent: int = 1) -> None:
+    """Write ``obj`` as JSON to ``path`` atomically (``replace_text``)."""
+    replace_text(path, json.dumps(obj, indent=indent, ensure_ascii=False) + "\n")
 
 
 @contextmanager
@@ -102,24 +207,65 @@ def atomic_output(path: Path | str, overwrite: bool = False) -> Iterator[Path]:
     """A temporary path to write instead of ``path``; renamed to ``path`` when the block ends without error.
 
     The temporary lives in the target's folder (created if needed), so the rename is atomic
-    on one file system. Works for a file or a folder written at the given path.
+    on one file system. Works for a file or a folder written at the given path. An error
+    removes the temporary; a fault of the machine inside becomes a ``FileSystemError``
+    naming ``path`` (``writing``).
     """
     path = output_target(path, overwrite)
-    partial = path.parent / f".{path.name}.partial-{os.getpid()}"
+    remove_stale_temporaries(path.parent, {path.name})
+    partial = _temporary_of(path)
     _remove(partial)
     try:
-        yield partial
+        with writing(path):
+            yield partial
+            if not partial.exists():
+                return  # the writer wrote nothing (e.g. no example): nothing to put in place
+            if path.is_dir() and not path.is_symlink():
+                if not partial.is_dir():
+                    raise SpanaugError(f"{path} is a folder; --overwrite replaces a file with a file, or a folder the writer made whole")
+                shutil.rmtree(path)
+            os.replace(partial, path)
     except BaseException:
-        _remove(partial)
+        _remove_quietly(partial)
         raise
-    if not partial.exists():
-        return  # the writer wrote nothing (e.g. no example): nothing to put in place
-    if path.is_dir() and not path.is_symlink():
-        if not partial.is_dir():
-            _remove(partial)
-            raise SpanaugError(f"{path} is a folder; --overwrite replaces a file with a file, or a folder the writer made whole")
-        shutil.rmtree(path)
-    os.replace(partial, path)
+
+
+def remove_stale_temporaries(folder: Path, names: Collection[str] | None = None, locked: Collection[str] = ()) -> None:
+    """Remove the temporaries in ``folder`` (of the files ``names``, or of any) whose writers no
+    longer run: a killed process leaves its temporary behind.
+
+    A temporary names its writer's process id; one of a live process is kept, as it is
+    being written. A temporary of a file in ``locked`` is removed whatever its id says: the
+    caller holds the lock that every writer of that file holds (a run folder's lock).
+    """
+    try:
+        entries = list(folder.iterdir())
+    except OSError:
+        return  # a folder that cannot be listed has nothing this can clean
+    for entry in entries:
+        found = _TEMPORARY.fullmatch(entry.name)
+        if found is None or (names is not None and found["name"] not in names):
+            continue
+        if found["name"] in locked or not _running(int(found["pid"])):
+            _remove_quietly(entry)
+
+
+def _temporary_of(path: Path) -> Path:
+    """This process's temporary for ``path``, beside it (a rename within a folder is atomic)."""
+    return path.parent / f".{path.name}.partial-{os.getpid()}"
+
+
+def _running(pid: int) -> bool:
+    """Whether a process with this id runs on this machine."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # another user's
+    except (OverflowError, ValueError):
+        return False  # no process has such an id
+    return True
 
 
 def _remove(path: Path) -> None:
@@ -127,3 +273,9 @@ def _remove(path: Path) -> None:
         shutil.rmtree(path, ignore_errors=True)
     elif path.exists() or path.is_symlink():
         path.unlink()
+
+
+def _remove_quietly(path: Path) -> None:
+    """``_remove`` where an error is already on its way: a temporary that cannot be removed must not hide it."""
+    with contextlib.suppress(OSError):
+        _remove(path)

@@ -14,7 +14,13 @@ Ctrl-C (or SIGTERM, SIGHUP from the CLI) leaves whole lines and a manifest that 
 One process at a time writes a folder: opening it takes an exclusive lock on
 ``.spanaug.lock`` (``flock``), which names the process holding it. The operating system
 drops the lock when that process ends however it ends, so a killed run's folder is never
-left locked.
+left locked; the temporaries a killed process left in it are removed when it is opened
+again.
+
+When the machine refuses a write (a full disk, a read-only folder: ``FileSystemError``),
+the manifest still holds the last commit: a failed write never touches it. ``finish``
+then records the failure if the manifest can still be written, and leaves the last
+commit's manifest if not; either way ``--resume`` continues from that commit.
 """
 
 from __future__ import annotations
@@ -25,14 +31,16 @@ import json
 import os
 import platform
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import IO, Any
 
 from spanaug_core import __version__
 from spanaug_core.config import BEFORE_ADDED, REMOVED, RunConfig
-from spanaug_core.errors import RunStateError
-from spanaug_core.files import ensure_folder, replace_json
+from spanaug_core.errors import FileSystemError, RunStateError
+from spanaug_core.files import ensure_folder, remove_stale_temporaries, replace_json, writing
 from spanaug_core.kinds import SECTIONS
 from spanaug_core.outcomes import Rejection
 from spanaug_core.types import Augmented
@@ -79,11 +87,13 @@ class RunStore:
         ensure_folder(self.dir)
         self._take_lock()
         try:
+            # With the lock held no other run writes here: a manifest's temporary is a killed run's.
+            remove_stale_temporaries(self.dir, locked={MANIFEST})
+            for left in self.dir.glob(f"{MANIFEST}.*.tmp"):  # the name earlier versions gave it
+                left.unlink(missing_ok=True)
             return self._prepare(resume)
         except BaseException:
-            for fh in self._files.values():
-                fh.close()
-            self._files.clear()
+            self._close_files(strict=False)
             self.release()
             raise
 
@@ -103,6 +113,7 @@ class RunStore:
             if not isinstance(found, dict):
                 raise RunStateError(f"{manifest_path} is not valid JSON ({problem or 'not an object'}); cannot resume")
             self.manifest = found
+            self.manifest.pop("error", None)  # the session that failed is over; status says how this one goes
             self._check_same_config()
             committed = self.manifest.get("progress", {})
             self._elapsed_before = self.manifest.get("timings", {}).get("elapsed_s", 0.0)
@@ -117,14 +128,16 @@ class RunStore:
         for key, name in (("augmented_bytes", AUGMENTED), ("rejected_bytes", REJECTED)):
             if name == REJECTED and not self.config.write_rejected:
                 continue
-            path = self.dir / name
-            fh = path.open("a+", encoding="utf-8")
-            # Records after the last commit belong to examples that will be redone (or restored).
-            fh.truncate(committed.get(key, 0))
-            fh.seek(0, os.SEEK_END)
-            self._files[name] = fh
-        self.manifest.update(status="running", versions=_versions(), resumed=bool(committed))
-        self._write_manifest(committed or {"examples_done": 0, "last_example_id": None}, None)
+            with writing(self.dir / name) as path:
+                fh = path.open("a+", encoding="utf-8")
+                self._files[name] = fh
+                # Records after the last commit belong to examples that will be redone (or restored).
+                fh.truncate(committed.get(key, 0))
+                fh.seek(0, os.SEEK_END)
+        self._write_manifest(
+            committed or {"examples_done": 0, "last_example_id": None}, None,
+            status="running", versions=_versions(), resumed=bool(committed),
+        )
         return committed
 
     def _take_lock(self) -> None:
@@ -185,9 +198,11 @@ class RunStore:
     def write(self, outcome: Augmented | Rejection) -> None:
         """Append one record (accepted) or rejection as a whole line."""
         if isinstance(outcome, Augmented):
-            self._files[AUGMENTED].write(outcome.model_dump_json() + "\n")
+            with writing(self.dir / AUGMENTED):
+                self._files[AUGMENTED].write(outcome.model_dump_json() + "\n")
         elif REJECTED in self._files:
-            self._files[REJECTED].write(json.dumps(outcome.to_json(), ensure_ascii=False) + "\n")
+            with writing(self.dir / REJECTED):
+                self._files[REJECTED].write(json.dumps(outcome.to_json(), ensure_ascii=False) + "\n")
 
     def due(self) -> bool:
         """Whether ``commit_every_s`` has passed since the last commit (or the opening)."""
@@ -210,8 +225,9 @@ class RunStore:
         """
         sizes = {}
         for name, fh in self._files.items():
-            fh.flush()
-            os.fsync(fh.fileno())
+            with writing(self.dir / name):
+                fh.flush()
+                os.fsync(fh.fileno())
             sizes["augmented_bytes" if name == AUGMENTED else "rejected_bytes"] = fh.tell()
         # Counts are committed with the progress: a resumed run continues from these, not
         # from the counts of work after the commit, which will be redone.
@@ -231,19 +247,28 @@ class RunStore:
         """Record what this session of the run ran on (engine, workers, devices) in the manifest."""
         self.manifest["engine"] = engine
 
+    @property
+    def committed_examples(self) -> int:
+        """How many examples the manifest on disk says are done: what ``--resume`` would skip."""
+        return int(self.manifest.get("progress", {}).get("examples_done", 0))
+
     def finish(self, status: str, counts: dict[str, Any] | None, error: str | None = None) -> None:
-        """Record the final status (completed, interrupted, failed) and close the files."""
+        """Record the final status (completed, interrupted, failed) and close the files.
+
+        A run that did not complete may be ending because the disk is full: then a write
+        refused here leaves the manifest of the last commit, and the error that ended the
+        run is the one the user hears of.
+        """
+        completed = status == "completed"
         try:
-            for fh in self._files.values():
-                fh.flush()
-            self.manifest["status"] = status
-            if error:
-                self.manifest["error"] = error
-            self._write_manifest(self.manifest.get("progress", {}), counts)
+            for name, fh in self._files.items():
+                with _faults_fatal(completed), writing(self.dir / name):
+                    fh.flush()
+            ending = {"status": status, **({"error": error} if error else {})}
+            with _faults_fatal(completed):
+                self._write_manifest(self.manifest.get("progress", {}), counts, **ending)
         finally:
-            for fh in self._files.values():
-                fh.close()
-            self._files.clear()
+            self._close_files(strict=completed)
             self.release()
 
     def release(self) -> None:
@@ -252,16 +277,35 @@ class RunStore:
             self._lock.close()  # closing the descriptor drops the flock
             self._lock = None
 
-    def _write_manifest(self, progress: dict[str, Any], counts: dict[str, Any] | None) -> None:
-        self.manifest["progress"] = progress
+    def _close_files(self, strict: bool) -> None:
+        """Close the record files; unless ``strict``, a close that cannot flush (a full disk) is let be."""
+        files, self._files = self._files, {}
+        for name, fh in files.items():
+            with _faults_fatal(strict), writing(self.dir / name):
+                fh.close()
+
+    def _write_manifest(self, progress: dict[str, Any], counts: dict[str, Any] | None, **fields: Any) -> None:
+        """Replace the manifest with this progress (and ``fields``); kept in memory only once it is on disk."""
+        manifest = {**self.manifest, **fields, "progress": progress}
         if counts is not None:
-            self.manifest["counts"] = counts
-        self.manifest["timings"] = {
+            manifest["counts"] = counts
+        manifest["timings"] = {
             **self.manifest.get("timings", {}),
             "updated": _now(),
             "elapsed_s": round(self._elapsed_before + time.monotonic() - self._t0, 3),
         }
-        replace_json(self.dir / MANIFEST, self.manifest, indent=2)
+        replace_json(self.dir / MANIFEST, manifest, indent=2)
+        self.manifest = manifest
+
+
+@contextmanager
+def _faults_fatal(fatal: bool) -> Iterator[None]:
+    """Inside, a ``FileSystemError`` is raised if ``fatal``, else let be (the run is ending on an error already)."""
+    try:
+        yield
+    except FileSystemError:
+        if fatal:
+            raise
 
 
 def _names(fingerprint: dict[str, Any]) -> dict[str, Any]:

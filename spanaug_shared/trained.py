@@ -3,16 +3,31 @@
 ``spanaug train --trainer NAME`` leaves a folder whose ``config.json`` holds
 ``"trainer": NAME``, so whoever applies the model (``spanaug predict``, the label
 consistency filter) needs only the folder to find the trainer that reads it back.
+``save_model`` writes such a folder (any model's: aligner heads and filters too).
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from spanaug_core.errors import ConfigError
+from spanaug_core.files import atomic_output, replace_json
 
 MODEL_CONFIG = "config.json"
+
+
+def save_model(folder: Path, weights: str, tensors: Mapping[str, Any], config: dict[str, Any]) -> None:
+    """Write ``tensors`` (a state dict) as the safetensors file ``weights`` and ``config`` as
+    ``config.json`` into ``folder``, each whole or not at all: a full disk or a read-only
+    folder is a ``FileSystemError`` naming the file, and leaves no temporary."""
+    from safetensors.torch import save_file
+
+    with atomic_output(folder / weights, overwrite=True) as partial:
+        save_file({k: v.contiguous() for k, v in tensors.items()}, str(partial))
+    replace_json(folder / MODEL_CONFIG, config, indent=2)
 
 
 def trainer_of(model_dir: Path) -> str:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from spanaug_core.errors import ConfigError, SpanaugError
+from spanaug_core.files import ensure_folder, writing
 from spanaug_core.protocols import ProgressCallback, ProgressEvent
 from spanaug_shared.models import (
     RECORD,
@@ -130,8 +131,9 @@ def _converted(gguf: Path, dtype: torch.dtype, progress: ProgressCallback | None
     model.is_quantized = False
     if hasattr(model.config, "quantization_config"):
         del model.config.quantization_config
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix=f".{target.name}-", dir=target.parent) as tmp:
+    ensure_folder(target.parent)
+    # A full disk (a 1.5B model's copy takes gigabytes) names the copy, and the temporary goes.
+    with writing(target), tempfile.TemporaryDirectory(prefix=f".{target.name}-", dir=target.parent) as tmp:
         staged = Path(tmp) / "model"
         model.save_pretrained(staged)
         tokenizer.save_pretrained(staged)

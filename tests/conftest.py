@@ -1,4 +1,4 @@
-"""Shared fixtures: a fresh plugin registry per test, and paths to optional real resources."""
+"""Shared fixtures: a fresh plugin registry per test, a disk that fails on cue, and paths to optional real resources."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import tarfile
 from pathlib import Path
 
 import pytest
+from faults import Disk
 
 from spanaug_core.plugins import Registry
 
@@ -17,6 +18,12 @@ SHARED_DATA = REPO.parent / "shared" / "data"
 def registry() -> Registry:
     """An empty registry: tests register their plugins inline with ``registry.add_plugin``."""
     return Registry(entry_points=False)
+
+
+@pytest.fixture
+def disk(monkeypatch) -> Disk:
+    """File operations that raise a full disk's (or a read-only folder's) error when told to (``faults.Disk``)."""
+    return Disk(monkeypatch)
 
 
 @pytest.fixture

@@ -8,7 +8,6 @@ command runs so that ``spanaug --help`` stays fast.
 
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 from typing import Any
@@ -17,7 +16,8 @@ import click
 
 from spanaug_core.cli import overwrite_option
 from spanaug_core.console import note, out_console, progress_callback
-from spanaug_core.files import atomic_output, read_text
+from spanaug_core.errors import FileSystemError
+from spanaug_core.files import atomic_output, ensure_folder, read_text, replace_json
 
 from spanaug_aligners.options import HeadShape, TrainOptions
 
@@ -80,10 +80,10 @@ def eval_align(name: str, gold: Path, sets: tuple[str, ...], output: Path | None
             write_pairs((_prediction(p, a) for p, a in zip(pairs, alignments)), partial)
         note(f"wrote predictions to {output}")
     if metrics is not None:
-        metrics.parent.mkdir(parents=True, exist_ok=True)
+        ensure_folder(metrics.parent)
         summary = {"aligner": name, "options": list(sets), "gold": str(gold), "seconds": seconds,
                    "pairs_per_s": len(pairs) / seconds, "scores": scores}
-        metrics.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+        replace_json(metrics, summary, indent=2)
 
 
 @click.command("align")
@@ -257,12 +257,14 @@ def make_align_data(
                 batch_size=batch_size, progress=progress, start=done, on_sentence=journal.sentence_done,
             ):
                 journal.write(pair)
-    except BaseException:
+        journal.finish()
+    except BaseException as exc:
         sentences, items = journal.stopped()
-        if sentences:
-            note(f"stopped: {journal.partial} keeps {items} items of the first {sentences} of {len(chosen)} sentences; "
-                 "run the same command with --resume to go on")
+        kept = f"stopped: {journal.partial} keeps {items} items of the first {sentences} of {len(chosen)} sentences"
+        if isinstance(exc, FileSystemError):  # said after the error: put the machine right, then resume
+            exc.hint = f"{kept}: {exc.remedy}, then run the same command with --resume" if sentences else f"{exc.remedy}, then run it again"
+        elif sentences:
+            note(f"{kept}; run the same command with --resume to go on")
         raise
-    journal.finish()
     kinds = ", ".join(f"{k} {v}" for k, v in sorted(journal.kinds.items()))
     note(f"wrote {journal.items} items from {len(chosen)} sentences to {output} ({kinds})")

@@ -275,11 +275,9 @@ def score_items(
 
 def save_head(model: SpanScorer, config: HeadConfig, folder: Path) -> None:
     """Write ``head.safetensors`` and ``config.json`` into ``folder``."""
-    from safetensors.torch import save_file
+    from spanaug_shared.trained import save_model
 
-    folder.mkdir(parents=True, exist_ok=True)
-    save_file({k: v.contiguous() for k, v in model.state_dict().items()}, str(folder / "head.safetensors"))
-    (folder / "config.json").write_text(json.dumps(config.model_dump(), indent=2) + "\n", encoding="utf-8")
+    save_model(folder, "head.safetensors", model.state_dict(), config.model_dump())
 
 
 def load_head(folder: Path, device: str = "cpu") -> SpanScorer:

@@ -7,11 +7,13 @@ partial file's byte length and the item counts, plus a fingerprint of everything
 decides the items (input text, seed, decoder...). ``--resume`` checks the fingerprint,
 truncates the partial file to the committed length and goes on from the next sentence, so
 the finished file equals an uninterrupted run's. The output appears under its own name
-only when the run is complete, as every other output of spanaug does.
+only when the run is complete, as every other output of spanaug does. A write the machine
+refuses (a full disk) names the output (``FileSystemError``) and keeps the last commit.
 """
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import os
@@ -20,8 +22,8 @@ from collections import Counter
 from pathlib import Path
 from typing import IO, Any
 
-from spanaug_core.errors import SpanaugError
-from spanaug_core.files import output_target, replace_json
+from spanaug_core.errors import FileSystemError, SpanaugError
+from spanaug_core.files import output_target, remove_stale_temporaries, replace_json, writing
 
 from spanaug_aligners.pairs import SpanPair, pair_line
 
@@ -40,6 +42,7 @@ class Journal:
         self.kinds: Counter[str] = Counter()
         self._handle: IO[str] | None = None
         self._committed = (0, 0, 0, Counter())  # sentences, bytes, items, kinds after the last finished sentence
+        self._durable = (0, 0)  # sentences and items of the progress file on disk
         self._last_commit = time.monotonic()
 
     def open(self, resume: bool, overwrite: bool) -> int:
@@ -51,8 +54,10 @@ class Journal:
         if self.output.is_dir():
             raise SpanaugError(f"{self.output} is a folder; name a file to write")
         output_target(self.output, overwrite)
+        remove_stale_temporaries(self.output.parent, {self.state_file.name})  # a killed run's, mid-commit
         existed = self.partial.exists()
-        handle = open(self.partial, "a", encoding="utf-8")
+        with writing(self.output):
+            handle = open(self.partial, "a", encoding="utf-8")
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -62,7 +67,8 @@ class Journal:
                 "or choose another --output"
             ) from None
         try:
-            self._start(resume, overwrite, handle)
+            with writing(self.output):
+                self._start(resume, overwrite, handle)
         except BaseException:
             handle.close()
             if not existed:
@@ -86,6 +92,7 @@ class Journal:
                 raise SpanaugError(f"cannot resume: {self.partial} is shorter than {self.state_file} says; pass --overwrite to start over")
             self.items, self.bytes, self.kinds = state["items"], state["bytes"], Counter(state["kinds"])
             self._committed = (state["sentences"], self.bytes, self.items, Counter(self.kinds))
+            self._durable = (state["sentences"], self.items)
         elif state is not None and not overwrite:
             raise SpanaugError(
                 f"an interrupted run left {self.partial} ({state['sentences']} sentences done); "
@@ -98,7 +105,8 @@ class Journal:
     def write(self, pair: SpanPair) -> None:
         assert self._handle is not None, "Journal.open first"
         line = pair_line(pair)
-        self._handle.write(line)
+        with writing(self.output):
+            self._handle.write(line)
         self.bytes += len(line.encode("utf-8"))
         self.items += 1
         self.kinds[pair.kind or "?"] += 1
@@ -113,33 +121,40 @@ class Journal:
         """Make the last finished sentence's work durable: flush, fsync, replace the progress file."""
         assert self._handle is not None
         sentences, length, items, kinds = self._committed
-        self._handle.flush()
-        os.fsync(self._handle.fileno())
-        state = {"fingerprint": self.fingerprint, "sentences": sentences, "bytes": length, "items": items, "kinds": dict(kinds)}
-        replace_json(self.state_file, state)
+        with writing(self.output):
+            self._handle.flush()
+            os.fsync(self._handle.fileno())
+            state = {"fingerprint": self.fingerprint, "sentences": sentences, "bytes": length, "items": items, "kinds": dict(kinds)}
+            replace_json(self.state_file, state)
+        self._durable = (sentences, items)
         self._last_commit = time.monotonic()
 
     def stopped(self) -> tuple[int, int]:
         """Commit what is finished after an interruption; returns (sentences, items) kept. A run
-        stopped before it finished a sentence leaves nothing behind, so the same command starts afresh."""
+        stopped before it finished a sentence leaves nothing behind, so the same command starts
+        afresh. Where the machine refuses the commit (the disk that stopped the run is still
+        full), the last commit made is what is kept."""
         assert self._handle is not None
-        if self._committed[0] == 0:
+        if self._committed[0]:
+            with contextlib.suppress(FileSystemError):
+                self.commit()
+        with contextlib.suppress(OSError):  # a close that cannot flush: what it held is past the commit
             self._handle.close()
-            self.partial.unlink(missing_ok=True)
-            self.state_file.unlink(missing_ok=True)
-            return 0, 0
-        self.commit()
-        self._handle.close()
-        return self._committed[0], self._committed[2]
+        if not self._durable[0]:
+            with contextlib.suppress(OSError):
+                self.partial.unlink(missing_ok=True)
+                self.state_file.unlink(missing_ok=True)
+        return self._durable
 
     def finish(self) -> None:
         """Put the complete file in place under the output's name and drop the progress file."""
         assert self._handle is not None
-        self._handle.flush()
-        os.fsync(self._handle.fileno())
-        self._handle.close()
-        os.replace(self.partial, self.output)
-        self.state_file.unlink(missing_ok=True)
+        with writing(self.output):
+            self._handle.flush()
+            os.fsync(self._handle.fileno())
+            os.replace(self.partial, self.output)  # before the close: a refused rename leaves stopped() a handle to commit
+            self._handle.close()
+            self.state_file.unlink(missing_ok=True)
 
     def _read_state(self) -> dict[str, Any] | None:
         if not self.state_file.is_file():

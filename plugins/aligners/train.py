@@ -19,6 +19,7 @@ from typing import Any
 import torch
 
 from spanaug_core.errors import ConfigError
+from spanaug_core.files import atomic_output
 from spanaug_core.protocols import ProgressCallback, ProgressEvent
 
 from spanaug_shared.encoder import Encoder
@@ -48,8 +49,9 @@ def encode_cached(
             vectors += [(s.half(), t.half()) for s, t in encoder.encode(keys[i : i + step], joint=True)]
             progress(ProgressEvent("encode", min(i + step, len(keys)), len(keys)))
         if cache is not None:
-            cache.parent.mkdir(parents=True, exist_ok=True)
-            torch.save(vectors, cache)
+            # Whole or not at all: a cache cut short by a full disk would fail every later load.
+            with atomic_output(cache, overwrite=True) as partial, partial.open("wb") as handle:
+                torch.save(vectors, handle)
     return dict(zip(keys, vectors))
 
 

@@ -16,7 +16,7 @@ import click
 
 from spanaug_core.console import note, progress_callback
 from spanaug_core.errors import DataError
-from spanaug_core.files import read_text
+from spanaug_core.files import read_text, replace_text
 
 
 def add_commands(cli: click.Group) -> None:
@@ -90,7 +90,7 @@ def decode_command(
     if output is None:
         sys.stdout.write("".join(line + "\n" for line in lines))
     else:
-        output.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+        replace_text(output, "".join(line + "\n" for line in lines))
         note(f"wrote {len(lines)} lines to {output}")
     stats = getattr(decoder, "stats", {})
     if stats.get("hypotheses"):

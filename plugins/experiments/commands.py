@@ -19,6 +19,7 @@ import click
 
 from spanaug_core.console import note, out_console, progress_callback
 from spanaug_core.errors import ConfigError
+from spanaug_core.files import ensure_folder, replace_json
 
 EXISTING = click.Path(exists=True, path_type=Path)
 EXPERIMENT = "experiment.json"
@@ -218,9 +219,8 @@ def learning_curve_command(
             scores = {**scores, "unseen_targets": found["gold"], "unseen_recall": found["recall"]}
         return metrics, scores
 
-    out.mkdir(parents=True, exist_ok=True)
-    (out / EXPERIMENT).write_text(json.dumps({**record, "command": "spanaug " + " ".join(sys.argv[1:]), "augmented_counts": counts},
-                                             indent=2) + "\n", encoding="utf-8")
+    ensure_folder(out)
+    replace_json(out / EXPERIMENT, {**record, "command": "spanaug " + " ".join(sys.argv[1:]), "augmented_counts": counts}, indent=2)
     with progress_callback("models", enabled=progress) as on_progress:
         rows = run_curve(pool, additions, train_and_test, options, out, keep_models, on_progress)
     points = summarize(rows)

@@ -27,7 +27,7 @@ import statistics
 import tempfile
 import time
 from collections import defaultdict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
@@ -35,6 +35,7 @@ from typing import IO
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from spanaug_core.errors import ConfigError, DataError
+from spanaug_core.files import atomic_output, writing
 from spanaug_core.protocols import ProgressCallback, ProgressEvent
 from spanaug_core.types import Example
 
@@ -142,8 +143,9 @@ def run_curve(
         _lock(fh, out_dir)
         writer = csv.writer(fh)
         if new_file:
-            writer.writerow(COLUMNS)
-            fh.flush()
+            with writing(results):
+                writer.writerow(COLUMNS)
+                fh.flush()
         for n, cell in enumerate(todo, 1):
             gold = subset(pool, cell.fraction, cell.seed)
             extra = [] if cell.condition == "gold" else [e for g in gold for e in additions[cell.condition].get(g.id, ())]
@@ -154,13 +156,14 @@ def run_curve(
             finally:
                 if not keep_models:
                     shutil.rmtree(model_dir, ignore_errors=True)
-            writer.writerow([
-                cell.condition, f"{cell.fraction:g}", cell.seed, len(gold), len(extra),
-                _fmt(dev.get("dev_f1")), _fmt(test["precision"]), _fmt(test["recall"]), _fmt(test["f1"]),
-                int(dev.get("epochs_run", 0)), f"{time.perf_counter() - started:.1f}",
-                "" if "unseen_targets" not in test else int(test["unseen_targets"]), _fmt(test.get("unseen_recall")),
-            ])
-            fh.flush()  # a row on disk per model: Ctrl-C loses at most the model in training
+            with writing(results):
+                writer.writerow([
+                    cell.condition, f"{cell.fraction:g}", cell.seed, len(gold), len(extra),
+                    _fmt(dev.get("dev_f1")), _fmt(test["precision"]), _fmt(test["recall"]), _fmt(test["f1"]),
+                    int(dev.get("epochs_run", 0)), f"{time.perf_counter() - started:.1f}",
+                    "" if "unseen_targets" not in test else int(test["unseen_targets"]), _fmt(test.get("unseen_recall")),
+                ])
+                fh.flush()  # a row on disk per model: Ctrl-C loses at most the model in training
             report(ProgressEvent("models", n, len(todo), message=f"{cell.condition} {cell.fraction:g} seed {cell.seed}: test F1 {test['f1']:.3f}"))
     return read_rows(results)
 
@@ -234,13 +237,18 @@ def summarize(rows: Sequence[Mapping[str, str]]) -> list[Point]:
 
 def write_summary(points: Sequence[Point], path: Path) -> None:
     """``summary.csv``: one line per point."""
-    with path.open("w", encoding="utf-8", newline="") as fh:
+    header = ["condition", "fraction", "runs", "test_f1_mean", "test_f1_std", "gold_examples", "added_examples",
+              "unseen_recall_mean", "unseen_recall_std"]
+    _write_csv(path, header, ([p.condition, f"{p.fraction:g}", p.runs, f"{p.mean:.4f}", f"{p.std:.4f}", f"{p.gold_examples:.1f}",
+                               f"{p.added_examples:.1f}", _fmt(p.unseen_mean), _fmt(p.unseen_std)] for p in points))
+
+
+def _write_csv(path: Path, header: list[str], rows: Iterable[list[object]]) -> None:
+    """A CSV file written whole or not at all: a full disk names it and leaves no temporary."""
+    with atomic_output(path, overwrite=True) as partial, partial.open("w", encoding="utf-8", newline="") as fh:
         writer = csv.writer(fh)
-        writer.writerow(["condition", "fraction", "runs", "test_f1_mean", "test_f1_std", "gold_examples", "added_examples",
-                         "unseen_recall_mean", "unseen_recall_std"])
-        for p in points:
-            writer.writerow([p.condition, f"{p.fraction:g}", p.runs, f"{p.mean:.4f}", f"{p.std:.4f}",
-                             f"{p.gold_examples:.1f}", f"{p.added_examples:.1f}", _fmt(p.unseen_mean), _fmt(p.unseen_std)])
+        writer.writerow(header)
+        writer.writerows(rows)
 
 
 @dataclass(frozen=True)
@@ -285,9 +293,6 @@ def paired(rows: Sequence[Mapping[str, str]]) -> list[Paired]:
 
 def write_paired(comparisons: Sequence[Paired], path: Path) -> None:
     """``paired.csv``: one line per (fraction, condition, metric)."""
-    with path.open("w", encoding="utf-8", newline="") as fh:
-        writer = csv.writer(fh)
-        writer.writerow(["fraction", "condition", "metric", "runs", "mean_diff", "std_diff", "t", "p"])
-        for c in comparisons:
-            writer.writerow([f"{c.fraction:g}", c.condition, c.metric, c.runs, f"{c.mean_diff:.4f}", f"{c.std_diff:.4f}",
-                             "" if c.t is None else f"{c.t:.3f}", "" if c.p is None else f"{c.p:.4f}"])
+    _write_csv(path, ["fraction", "condition", "metric", "runs", "mean_diff", "std_diff", "t", "p"],
+               ([f"{c.fraction:g}", c.condition, c.metric, c.runs, f"{c.mean_diff:.4f}", f"{c.std_diff:.4f}",
+                 "" if c.t is None else f"{c.t:.3f}", "" if c.p is None else f"{c.p:.4f}"] for c in comparisons))

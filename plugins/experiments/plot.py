@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from spanaug_core.errors import SpanaugError
+from spanaug_core.files import atomic_output
 from spanaug_experiments.curve import CONDITIONS, Point
 
 LABELS = {"gold": "gold", "augmented": "gold + augmented", "filtered": "gold + augmented, filtered", "lexsub": "gold + lexical substitution"}
@@ -43,5 +44,8 @@ def plot_curve(points: Sequence[Point], path: Path, title: str) -> None:
     ax.grid(alpha=0.3)
     ax.legend()
     fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
+    try:
+        with atomic_output(path, overwrite=True) as partial:  # the temporary's name has no suffix to go by
+            fig.savefig(partial, format=path.suffix.removeprefix(".") or "png")
+    finally:
+        plt.close(fig)

@@ -206,12 +206,10 @@ def train_filter(
 
 def save_filter(net: FilterNet, folder: Path, summary: dict[str, Any]) -> None:
     """Write ``filter.safetensors`` and ``config.json`` into ``folder``."""
-    from safetensors.torch import save_file
+    from spanaug_shared.trained import save_model
 
-    folder.mkdir(parents=True, exist_ok=True)
-    save_file({k: v.contiguous() for k, v in net.state_dict().items()}, str(folder / WEIGHTS_FILE))
     config = {"format": FORMAT, "features": list(FEATURES), "hidden": list(net.hidden), "training": summary}
-    (folder / CONFIG_FILE).write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
+    save_model(folder, WEIGHTS_FILE, net.state_dict(), config)
 
 
 def load_filter(folder: Path) -> FilterNet:

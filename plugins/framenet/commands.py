@@ -28,12 +28,14 @@ def framenet_seed(input_path: Path | None, output: Path, n_frames: int, n_lus: i
     from spanaug_framenet.ablation import select_seed
 
     from spanaug_core.console import note
+    from spanaug_core.files import ensure_folder, replace_files
 
     seed = select_seed(input_path, n_frames, n_lus, n_annotations)
-    output.mkdir(parents=True, exist_ok=True)
-    with (output / SEED_EXAMPLES).open("w", encoding="utf-8") as out:
-        out.writelines(example.model_dump_json() + "\n" for example in seed.examples)
-    (output / SEED_LUS).write_text(json.dumps(seed.manifest(), indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    ensure_folder(output)
+    replace_files(output, {
+        SEED_EXAMPLES: "".join(example.model_dump_json() + "\n" for example in seed.examples),
+        SEED_LUS: json.dumps(seed.manifest(), indent=1, sort_keys=True) + "\n",
+    })
     held = sum(len(lus) for lus in seed.held_out.values())
     note(f"wrote {len(seed.examples)} seed annotations over {len(seed.seed_lus)} frames ({held} held-out LUs) to {output}")
 

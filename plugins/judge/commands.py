@@ -12,8 +12,6 @@ from the run's own input.
 from __future__ import annotations
 
 import math
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +20,7 @@ import click
 from spanaug_core.cli import overwrite_option
 from spanaug_core.console import err_console, note, out_console
 from spanaug_core.errors import DataError, SpanaugError
-from spanaug_core.files import atomic_output, ensure_folder
+from spanaug_core.files import atomic_output, ensure_folder, replace_files
 from spanaug_core.types import Example
 
 EXISTING = click.Path(exists=True, dir_okay=False, path_type=Path)
@@ -86,7 +84,7 @@ def export_command(
     """Write judgment tasks for RUN_DIR/augmented.jsonl (with --rejected, also for the records in
     rejected.jsonl): a static page, a CSV and the key (tasks.json)."""
     from spanaug_core.output import REJECTED
-    from spanaug_judge.tasks import CSV_FILE, PAGE_FILE, TASKS_FILE, build_tasks, write_export
+    from spanaug_judge.tasks import CSV_FILE, PAGE_FILE, TASKS_FILE, build_tasks, export_files
     from spanaug_shared.records import read_manifest, read_records, read_rejected
 
     if (output / TASKS_FILE).exists() and not force:
@@ -112,10 +110,7 @@ def export_command(
     # Its three files are written aside and moved in only when all are written; other files in
     # the folder (collected answers, notes) are left alone.
     ensure_folder(output)
-    with tempfile.TemporaryDirectory(prefix=".export-", dir=output) as staged:
-        write_export(tasks, Path(staged))
-        for name in (TASKS_FILE, PAGE_FILE, CSV_FILE):
-            os.replace(Path(staged) / name, output / name)
+    replace_files(output, export_files(tasks))
     if stats.no_span:
         note(f"skipped {stats.no_span} of {stats.records} records with nothing to judge (not exactly one rewritten span of role "
              f"{', '.join(rewrite_roles)}, or a whole-sentence paraphrase without spans)")

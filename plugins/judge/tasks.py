@@ -20,6 +20,7 @@ from __future__ import annotations
 import csv
 import hashlib
 import html
+import io
 import json
 import random
 from collections import defaultdict
@@ -216,23 +217,21 @@ def build_tasks(
     return TaskSet(export=export, **body), stats
 
 
-def write_export(tasks: TaskSet, folder: Path) -> None:
-    """Write ``tasks.json``, ``judge.html`` and ``tasks.csv`` into ``folder``."""
+def export_files(tasks: TaskSet) -> dict[str, str]:
+    """The text of ``tasks.json``, ``judge.html`` and ``tasks.csv``, by file name."""
     from spanaug_judge.page import render_page
 
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / TASKS_FILE).write_text(tasks.model_dump_json(indent=1) + "\n", encoding="utf-8")
-    (folder / PAGE_FILE).write_text(render_page(tasks), encoding="utf-8")
     slots = max((len(t.items) for t in tasks.tasks), default=1)
-    with (folder / CSV_FILE).open("w", encoding="utf-8", newline="") as fh:
-        writer = csv.writer(fh)
-        writer.writerow(["export", "task", "label", *(f"{col}{k}" for k in range(1, slots + 1) for col in ("item", "sentence", "trigger"))])
-        for task in tasks.tasks:
-            cells = []
-            for item in task.items:
-                before, inside, after = item.highlighted()
-                cells += [item.item, f"{html.escape(before)}<mark>{html.escape(inside)}</mark>{html.escape(after)}", inside]
-            writer.writerow([tasks.export, task.task, task.label, *cells, *[""] * (3 * (slots - len(task.items)))])
+    table = io.StringIO(newline="")
+    writer = csv.writer(table)
+    writer.writerow(["export", "task", "label", *(f"{col}{k}" for k in range(1, slots + 1) for col in ("item", "sentence", "trigger"))])
+    for task in tasks.tasks:
+        cells = []
+        for item in task.items:
+            before, inside, after = item.highlighted()
+            cells += [item.item, f"{html.escape(before)}<mark>{html.escape(inside)}</mark>{html.escape(after)}", inside]
+        writer.writerow([tasks.export, task.task, task.label, *cells, *[""] * (3 * (slots - len(task.items)))])
+    return {TASKS_FILE: tasks.model_dump_json(indent=1) + "\n", PAGE_FILE: render_page(tasks), CSV_FILE: table.getvalue()}
 
 
 def read_export(folder: Path) -> TaskSet:

@@ -12,7 +12,6 @@ from pathlib import Path
 import click
 
 from spanaug_core.console import err_console, note
-from spanaug_core.errors import SpanaugError
 from spanaug_core.files import atomic_output
 
 EXISTING = click.Path(exists=True, dir_okay=False, path_type=Path)
@@ -43,11 +42,8 @@ def report_command(run_dir: Path, output: Path | None, judgments: Path | None, l
 
     page = render_report(run, judged, limit, tagger)
     output = output or run_dir / "report.html"
-    try:
-        with atomic_output(output, overwrite=True) as partial:  # a report is remade at will, never half-written
-            partial.write_text(page, encoding="utf-8")
-    except OSError as exc:
-        raise SpanaugError(f"cannot write the report to {output} ({exc.strerror}); choose another --output") from None
+    with atomic_output(output, overwrite=True) as partial:  # a report is remade at will, never half-written
+        partial.write_text(page, encoding="utf-8")
     for line in run.notes + [u.description for u in used if u.tagger is None]:
         err_console.print(f"[bold yellow]note:[/] {line}", markup=True, soft_wrap=True)
     shown = min(limit, len(run.records))

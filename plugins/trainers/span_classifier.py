@@ -290,11 +290,9 @@ def fit(
 
 def save_classifier(model: SpanClassifier, folder: Path) -> None:
     """Write ``model.safetensors`` and ``config.json`` (with ``model.config``) into ``folder``."""
-    from safetensors.torch import save_file
+    from spanaug_shared.trained import save_model
 
-    folder.mkdir(parents=True, exist_ok=True)
-    save_file({k: v.contiguous() for k, v in model.state_dict().items()}, str(folder / WEIGHTS_FILE))
-    (folder / CONFIG_FILE).write_text(json.dumps(model.config.model_dump(), indent=2) + "\n", encoding="utf-8")
+    save_model(folder, WEIGHTS_FILE, model.state_dict(), model.config.model_dump())
 
 
 def load_classifier(folder: Path, trainer: str, device: str = "cpu") -> SpanClassifier:

@@ -86,11 +86,9 @@ class BioTagger(torch.nn.Module):
 
 def save_tagger(model: BioTagger, folder: Path) -> None:
     """Write ``model.safetensors`` and ``config.json`` (with ``model.config``) into ``folder``."""
-    from safetensors.torch import save_file
+    from spanaug_shared.trained import save_model
 
-    folder.mkdir(parents=True, exist_ok=True)
-    save_file({k: v.contiguous() for k, v in model.state_dict().items()}, str(folder / WEIGHTS_FILE))
-    (folder / CONFIG_FILE).write_text(json.dumps(model.config.model_dump(), indent=2) + "\n", encoding="utf-8")
+    save_model(folder, WEIGHTS_FILE, model.state_dict(), model.config.model_dump())
 
 
 def read_config(folder: Path) -> TaggerConfig:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import errno
+
 import pytest
 
 from spanaug_core.text import find_phrase, tokenize
@@ -150,6 +152,35 @@ def test_an_interrupted_run_resumes_to_the_same_file(tmp_path, cli, monkeypatch,
     assert out.read_bytes() == whole
     assert not list(tmp_path.glob(".out.jsonl*"))
     assert spanaug(*args, "--output", out, "--resume") == 2  # nothing left to resume
+
+
+def test_a_full_disk_keeps_what_was_committed_and_resumes_exactly(tmp_path, cli, disk, capsys) -> None:
+    spanaug = cli("aligners")
+    (tmp_path / "wn").mkdir()
+    _wordnet(tmp_path / "wn")
+    text = tmp_path / "text.txt"
+    text.write_text("\n\n".join([TEXT] * 4))
+    args = ["make-align-data", "--input", text, "--wordnet", tmp_path / "wn", "--per-sentence", 2, "--seed", 5]
+    assert spanaug(*args, "--output", tmp_path / "whole.jsonl") == 0
+    whole = (tmp_path / "whole.jsonl").read_bytes()
+    out = tmp_path / "out.jsonl"
+    capsys.readouterr()
+
+    disk.fail("write", ".out.jsonl.partial", errno.ENOSPC, at=7)  # one write fails; the commit after it goes through
+    assert spanaug(*args, "--output", out) == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert lines[-2] == f"error: cannot write {out}: No space left on device"
+    assert lines[-1].startswith(f"stopped: {tmp_path / '.out.jsonl.partial'} keeps ")
+    assert lines[-1].endswith(": free some space, then run the same command with --resume")
+    disk.heal()
+    assert spanaug(*args, "--output", out, "--resume") == 0
+    assert out.read_bytes() == whole and not list(tmp_path.glob(".out.jsonl*"))
+
+    disk.fail("write", ".again.jsonl.partial", errno.ENOSPC, at=1, times=None)  # full before the first sentence is done
+    assert spanaug(*args, "--output", tmp_path / "again.jsonl") == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert lines[-2:] == [f"error: cannot write {tmp_path / 'again.jsonl'}: No space left on device", "free some space, then run it again"]
+    assert not list(tmp_path.glob(".again.jsonl*"))
 
 
 def test_a_second_writer_is_refused_and_a_run_stopped_at_once_leaves_nothing(tmp_path):
