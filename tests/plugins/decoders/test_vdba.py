@@ -46,7 +46,11 @@ class BigramSession:
 
 def bigram(chain: list[int], rest: float = -6.0) -> torch.Tensor:
     """A table that strongly prefers ``chain`` then EOS; every other token gets ``rest``."""
-    logits = torch.full((V + 1, V), rest)
+    return chained(torch.full((V + 1, V), rest), chain)
+
+
+def chained(logits: torch.Tensor, chain: list[int]) -> torch.Tensor:
+    """``logits`` [V + 1, V] with ``chain`` then EOS made near certain, as log-probabilities."""
     prev = START
     for tok in [*chain, EOS]:
         logits[prev, tok] = 0.0
@@ -164,12 +168,7 @@ def untied(chain: list[int]) -> torch.Tensor:
     left to ``topk``'s algorithm, and a test must not depend on it."""
     logits = torch.full((V + 1, V), -6.0) - 0.01 * torch.arange(V)
     logits[:, EOS] = -6.5
-    prev = START
-    for tok in [*chain, EOS]:
-        logits[prev, tok] = 0.0
-        prev = tok
-    logits[EOS, EOS] = 0.0
-    return torch.log_softmax(logits, dim=-1)
+    return chained(logits, chain)
 
 
 def test_pruning_drops_hopeless_candidates():
