@@ -81,10 +81,11 @@ class ConllSrl:
         self.warnings: Counter[str] = Counter()
         self._frames = FrameFiles(config.frames) if config.frames is not None else None
 
-    def read(self, path: Path | None) -> Iterator[Example]:
+    def read(self, path: str | Path | None) -> Iterator[Example]:
         """Stream the sentences of an SRL file as examples (a target span per predicate, its arguments grouped)."""
         if path is None:
             raise SpanaugError("the conll-srl dataset has no default data; pass --input FILE (e.g. en_ewt-up-dev.conllu)")
+        path = Path(path)
         fmt = detect_format(path) if self.config.format == "auto" else self.config.format
 
         def make(block: Block, pre: str, number: int) -> Example:
@@ -118,13 +119,13 @@ class ConllSrl:
             spans.append(span.model_copy(update={"attrs": {**span.attrs, "description": description}}) if description else span)
         return example.model_copy(update={"spans": tuple(spans)})
 
-    def count(self, path: Path | None) -> int | None:
+    def count(self, path: str | Path | None) -> int | None:
         """Number of sentences in the file (for a progress bar)."""
         if path is None:
             return None
-        return sum(1 for block in read_blocks(path) if block.lines and not bracketed.is_comment_block(block))
+        return sum(1 for block in read_blocks(Path(path)) if block.lines and not bracketed.is_comment_block(block))
 
-    def write(self, examples: Iterable[Example], path: Path) -> int:
+    def write(self, examples: Iterable[Example], path: str | Path) -> int:
         """Write examples in their own SRL format (or ``write_format``); returns how many were written."""
 
         def lines(example: Example) -> Iterable[str]:
@@ -142,4 +143,4 @@ class ConllSrl:
                 return conllu_plus.write_sentence(example)
             return bracketed.write_sentence(example, bracketed.LAYOUTS[fmt])
 
-        return write_sentences(examples, path, lines)
+        return write_sentences(examples, Path(path), lines)

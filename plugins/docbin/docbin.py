@@ -150,13 +150,13 @@ class SpacyDataset:
             raise DataError("no such file or folder; expected a .spacy DocBin file or a folder of them", path=path)
         return [(path, path.name)]
 
-    def count(self, path: Path | None) -> int | None:
+    def count(self, path: str | Path | None) -> int | None:
         """Docs in the files, when each is one example (the progress bar's total)."""
         if self.config.unit == "sentence":
             return None  # counting sentences would read every doc twice
         return sum(len(load_docbin(file)) for file, _ in self._files(path))
 
-    def read(self, path: Path | None) -> Iterator[Example]:
+    def read(self, path: str | Path | None) -> Iterator[Example]:
         """Stream the docs of the file(s), or their sentences, as examples."""
         files = self._files(path)
         _spacy()
@@ -219,7 +219,7 @@ class SpacyDataset:
             raise DataError(f"doc {ident.rpartition('#')[2]}: {one_line(exc)}; spanaug tokens hold no whitespace", path=file) from None
 
     # -- writing ----------------------------------------------------------------------
-    def write(self, examples: Iterable[Example], path: Path) -> int:
+    def write(self, examples: Iterable[Example], path: str | Path) -> int:
         """Write the examples as one DocBin file, the sentences read from one doc as that doc again; returns how many."""
         _spacy()
         from spacy.tokens import Doc, DocBin

@@ -94,11 +94,11 @@ class HfDataset:
             return chosen, named
         return splits, named
 
-    def count(self, path: Path | None) -> int:
+    def count(self, path: str | Path | None) -> int:
         """Rows in the splits read (the progress bar's total)."""
         return sum(split.size for split in self._splits(path)[0])
 
-    def read(self, path: Path | None) -> Iterator[Example]:
+    def read(self, path: str | Path | None) -> Iterator[Example]:
         """Stream the rows of the chosen splits as examples (entity spans, other columns in meta)."""
         splits, named = self._splits(path)
         prefix = named and len(splits) > 1
@@ -194,7 +194,7 @@ class HfDataset:
             raise DataError(f"{place}: invalid sentence: {one_line(exc)}", path=path) from None
 
     # -- writing ----------------------------------------------------------------------
-    def write(self, examples: Iterable[Example], path: Path) -> int:
+    def write(self, examples: Iterable[Example], path: str | Path) -> int:
         """Write the examples with the features and splits of ``like`` (or of the data they were read from); returns how many."""
         config = self.config
         like = open_splits(config.like) if config.like is not None else None

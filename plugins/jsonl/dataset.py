@@ -67,12 +67,12 @@ class JsonlDataset:
     def __init__(self, config: Config) -> None:
         self.config = config
 
-    def _path(self, path: Path | None) -> Path:
+    def _path(self, path: str | Path | None) -> Path:
         if path is None:
             raise ConfigError("dataset 'jsonl' needs an input file (--input FILE.jsonl)")
         return input_file(path)
 
-    def read(self, path: Path | None) -> Iterator[Example]:
+    def read(self, path: str | Path | None) -> Iterator[Example]:
         path = self._path(path)
         for lineno, obj in objects(path, self.config.encoding):
             try:
@@ -82,11 +82,11 @@ class JsonlDataset:
             except ValueError as exc:
                 raise DataError(str(exc), path, lineno) from None
 
-    def count(self, path: Path | None) -> int:
+    def count(self, path: str | Path | None) -> int:
         """Number of non-blank lines (the progress bar's total)."""
         return sum(1 for _, line in read_lines(self._path(path), self.config.encoding) if line.strip())
 
-    def write(self, examples: Iterable[Example], path: Path) -> int:
+    def write(self, examples: Iterable[Example], path: str | Path) -> int:
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
         n = 0

@@ -58,10 +58,11 @@ class ConllNer:
         self.warnings: Counter[str] = Counter()
 
     # -- reading ----------------------------------------------------------------------
-    def read(self, path: Path | None) -> Iterator[Example]:
+    def read(self, path: str | Path | None) -> Iterator[Example]:
         """Stream the sentences of a CoNLL NER file as examples (entity spans, raw layout in meta)."""
         if path is None:
             raise SpanaugError("the conll-ner dataset has no default data; pass --input FILE (e.g. eng.train)")
+        path = Path(path)
         scheme = self.config.scheme if self.config.scheme != "auto" else self._detect(path)
         columns: list[int] = []  # the file's column count, fixed by its first sentence
 
@@ -119,14 +120,14 @@ class ConllNer:
         except ValueError as exc:
             raise block.error(f"invalid sentence: {one_line(exc)}") from None
 
-    def count(self, path: Path | None) -> int | None:
+    def count(self, path: str | Path | None) -> int | None:
         """Number of sentences in the file (for a progress bar)."""
         if path is None:
             return None
-        return sum(1 for block in read_blocks(path) if block.lines and _is_sentence(block))
+        return sum(1 for block in read_blocks(Path(path)) if block.lines and _is_sentence(block))
 
     # -- writing ----------------------------------------------------------------------
-    def write(self, examples: Iterable[Example], path: Path) -> int:
+    def write(self, examples: Iterable[Example], path: str | Path) -> int:
         """Write examples as CoNLL NER columns; returns how many were written.
 
         An example read from a CoNLL NER file is written in its own layout. Others (JSONL,
@@ -149,7 +150,7 @@ class ConllNer:
             for i, (token, tag) in enumerate(zip(example.tokens, self._tags(example, default_scheme), strict=True)):
                 yield delimiter.join([token, *(middle[i] if middle else fill), tag]) + ends[i]
 
-        return write_sentences(examples, path, lines)
+        return write_sentences(examples, Path(path), lines)
 
     def _layout(self, like: Path) -> tuple[int, str, Scheme]:
         """Middle-column count, delimiter and scheme of a CoNLL NER file (from its first sentence and its tags)."""
