@@ -21,6 +21,7 @@ import os
 import signal
 import sys
 import types
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Union, get_args, get_origin
@@ -36,6 +37,7 @@ from spanaug_core.flags import declared_flag
 
 if TYPE_CHECKING:
     from spanaug_core.plugins import Registry
+    from spanaug_core.types import Example
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -380,9 +382,21 @@ def convert_group(
         import itertools
 
         read = itertools.chain(run_sources(input_path, registry), read)
+    def write(examples: Iterable[Example], partial: Path, target: Path) -> int:
+        # A writer that writes beside the path it was given (its name with another suffix)
+        # would leave hidden files under the temporary name and nothing at the target.
+        count = writer.write(examples, partial)
+        if count and not partial.exists():
+            raise SpanaugError(
+                f"dataset '{to}' reports {count} examples written but wrote nothing at the path it was given, so {target} "
+                "would not exist; a writer writes exactly that path, a folder when its format has several files "
+                "(docs/writing-a-plugin.md#readers-and-writers)"
+            )
+        return count
+
     if sample is None:
         with atomic_output(output, overwrite) as partial:
-            count = writer.write(unique_ids(read, source), partial)
+            count = write(unique_ids(read, source), partial, output)
     else:
         import random
         from contextlib import nullcontext
@@ -394,9 +408,9 @@ def convert_group(
         chosen = set(random.Random(seed).sample(range(len(examples)), sample))
         # Both outputs are checked before either is written, and appear together or not at all.
         with atomic_output(output, overwrite) as partial, (atomic_output(rest, overwrite) if rest else nullcontext()) as rest_partial:
-            count = writer.write((e for i, e in enumerate(examples) if i in chosen), partial)
+            count = write((e for i, e in enumerate(examples) if i in chosen), partial, output)
             if rest is not None:
-                others = writer.write((e for i, e in enumerate(examples) if i not in chosen), rest_partial)
+                others = write((e for i, e in enumerate(examples) if i not in chosen), rest_partial, rest)
         if rest is not None:
             note(f"wrote the other {others} examples to {rest}")
     note(f"wrote {count} examples to {output}")

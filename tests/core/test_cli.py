@@ -162,3 +162,43 @@ def test_convert_with_sources_writes_what_the_run_read_then_its_records(tmp_path
     capsys.readouterr()
     assert main(["convert", "--dataset", "jsonl", "--input", str(both), "--with-sources", "--to", "jsonl", "--output", str(tmp_path / "x.jsonl")]) == 2
     assert f"{tmp_path / 'manifest.json'}: expected the manifest.json of the run whose records these are" in capsys.readouterr().err
+
+
+def test_convert_refuses_a_writer_that_wrote_beside_the_path_it_was_given(tmp_path, cli_registry, capsys) -> None:
+    """A brat-like writer deriving its files from the path (x.ann -> x.txt) writes under the temporary name:
+    convert must not report an output that does not exist."""
+    from spanaug_core.hookspecs import hookimpl
+    from spanaug_core.protocols import ComponentConfig
+
+    class Standoff:
+        """Writes NAME.txt beside the NAME.ann it is given (wrongly)."""
+
+        name = "standoff"
+
+        class Config(ComponentConfig):
+            pass
+
+        def __init__(self, config: Config) -> None:
+            self.config = config
+
+        def read(self, path):
+            return iter(())
+
+        def write(self, examples, path) -> int:
+            examples = list(examples)
+            Path(path).with_suffix(".txt").write_text("".join(" ".join(e.tokens) + "\n" for e in examples))
+            return len(examples)
+
+    class Plugin:
+        @hookimpl
+        def register_datasets(self, register) -> None:
+            register(Standoff)
+
+    cli_registry.add_plugin(Plugin(), "standoff")
+    output = tmp_path / "rt.ann"
+    args = ["convert", "--dataset", "slots", "--input", str(EXAMPLE / "data" / "sample.tsv"), "--to", "standoff", "--output", str(output)]
+    assert main(args) == 2
+    captured = capsys.readouterr()
+    assert f"wrote nothing at the path it was given, so {output} would not exist" in captured.err
+    assert "wrote" not in captured.err.replace("wrote nothing", "")
+    assert not output.exists()
