@@ -17,3 +17,5 @@ def test_python_api_doc_runs(capsys) -> None:
     printed = capsys.readouterr().out
     assert "unknown option 'max_variant'" in printed
     assert "1 The panel will confirm it. 3 0.9" in printed
+    assert "kept The panel will confirm it.\ndropped The panel will verify it. - no-verify: 'verify' is not wanted" in printed
+
