@@ -35,7 +35,7 @@ from spanaug_core.config import RunConfig
 from spanaug_core.errors import ConfigError, DataError, FileSystemError, RunStateError
 from spanaug_core.kinds import SECTIONS
 from spanaug_core.outcomes import Checkpoint
-from spanaug_core.output import RunStore
+from spanaug_core.output import MANIFEST, RunStore
 from spanaug_core.plugins import Registry, default_registry
 from spanaug_core.protocols import Execution, ProgressCallback, RunPlan
 from spanaug_core.settings import PipelineSettings
@@ -158,6 +158,10 @@ def execute(
             shown = value.model_dump() if hasattr(value, "model_dump") else value  # a component, as a config file writes it
             note(f"{key} = {shown!r}: the {config.dataset.name} dataset's suggestion (set {key} to override it)")
     plan = reg.plan(config)
+    if resume and note is not None and not (config.output / MANIFEST).is_file():
+        # A script may pass --resume on every call; a mistyped --output must not go unnoticed.
+        where = "is not there" if not config.output.exists() else f"holds no {MANIFEST}"
+        note(f"--resume: {config.output} {where}, so there is no run to continue; starting a new run in it")
     reader = plan.one("dataset").build()
     engine = plan.one("engine").build()
     with engine.start(plan, progress) as execution:

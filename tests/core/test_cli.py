@@ -202,3 +202,17 @@ def test_convert_refuses_a_writer_that_wrote_beside_the_path_it_was_given(tmp_pa
     assert f"wrote nothing at the path it was given, so {output} would not exist" in captured.err
     assert "wrote" not in captured.err.replace("wrote nothing", "")
     assert not output.exists()
+
+
+def test_resume_of_a_missing_folder_says_it_starts_a_new_run_and_last_lines_stay_whole(tmp_path, cli_registry, capsys) -> None:
+    out = tmp_path / "typo"
+    args = ["run", "--dataset", "slots", "--input", str(EXAMPLE / "data" / "sample.tsv"), "--decoder", "synonym",
+            "--aligner", "diff", "--iterations", "1", "--output", str(out), "--no-progress", "--resume"]
+    assert main(args) == 0
+    captured = capsys.readouterr()
+    assert f"--resume: {out} is not there, so there is no run to continue; starting a new run in it" in captured.err
+    # Piped or logged, the summary is one line however long (rich would wrap it at 80 columns).
+    done = [line for line in captured.out.splitlines() if line.startswith("done:")]
+    assert len(done) == 1 and "stopped early:" in done[0] and done[0].endswith(f"{out}/augmented.jsonl")
+    assert main(args) == 0  # a real run to continue now: no note
+    assert "no run to continue" not in capsys.readouterr().err
