@@ -3,8 +3,11 @@
 The format is chosen by option or detected from the file (a ``.conllu`` name or 12+
 tab-separated columns with a numeric ID: CoNLL-U Plus; ``_conll`` names or a
 ``#begin document`` line: CoNLL-2012; otherwise CoNLL-2005). Each example keeps its
-format in ``meta["format"]``; the writer writes each example in the format it came from
-unless told otherwise, so a file read and written back is reproduced exactly.
+format in ``meta["format"]``; the writer writes a file in the format of its first example
+unless told otherwise, so a file read and written back is reproduced exactly, and records
+written after their sources (``convert --with-sources``) join the sources' format. What a
+format cannot hold is refused, not written approximately: CoNLL-U Plus needs the
+dependency tree a paraphrase lacks to mark a multiword argument (``conllu_plus``).
 """
 
 from __future__ import annotations
@@ -73,7 +76,9 @@ class ConllSrl:
             default=None, description="PropBank frames folder: attach roleset names and role descriptions to the spans"
         )
         write_format: Literal["same", "conllu", "conll2005", "conll2012"] = Field(
-            default="same", description="format to write: each example's own (CoNLL-U Plus for examples from elsewhere) or one for all"
+            default="same",
+            description="format to write: the first example's own (CoNLL-U Plus for examples from elsewhere) or the one named, "
+            "for the whole file; augmented records with multiword arguments need conll2012 or conll2005 (docs/datasets.md)",
         )
 
     def __init__(self, config: Config) -> None:
@@ -126,16 +131,17 @@ class ConllSrl:
         return sum(1 for block in read_blocks(Path(path)) if block.lines and not bracketed.is_comment_block(block))
 
     def write(self, examples: Iterable[Example], path: str | Path) -> int:
-        """Write examples in their own SRL format (or ``write_format``); returns how many were written."""
+        """Write examples in the first one's SRL format (or ``write_format``); returns how many were written."""
+        chosen: list[str] = [] if self.config.write_format == "same" else [self.config.write_format]
 
         def lines(example: Example) -> Iterable[str]:
             lost = orphans(example)
             if lost:
                 self.warnings["argument without its predicate not written"] += lost
                 log.warning("%s: %d argument span(s) whose group has no target not written", example.id, lost)
-            fmt = self.config.write_format
-            if fmt == "same":
-                fmt = example.meta.get("format", "conllu")
+            if not chosen:  # one file, one format: a reader takes the file's from its name or first line
+                chosen.append(str(example.meta.get("format", "conllu")))
+            fmt = chosen[0]
             if fmt != example.meta.get("format"):
                 # Layout meta belongs to the format it was read from.
                 example = example.model_copy(update={"meta": {}})

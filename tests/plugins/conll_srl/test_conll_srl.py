@@ -128,23 +128,47 @@ def test_bracket_codec_nests_and_repeats_labels() -> None:
         decode_column(["(A0*", "*"])
 
 
-def test_augmented_example_writes_in_each_format(tmp_path: Path) -> None:
+def test_augmented_example_reads_back_as_written_or_is_refused(tmp_path: Path) -> None:
+    """A record has new words and no dependency tree: CoNLL-U Plus cannot mark the head of its
+    multiword argument, so it is refused; the bracket formats keep every span whole."""
     example = Example(
         id="aug",
-        tokens=("Kim", "purchased", "a", "farm"),
+        tokens=("Kim", "M.", "purchased", "a", "farm", "up"),
         spans=(
-            Span(start=1, end=2, label="purchase.01", role="target", group="0", attrs={"lemma": "purchase", "frameset": "01"}),
-            Span(start=0, end=1, label="ARG0", role="argument", group="0"),
-            Span(start=2, end=4, label="ARG1", role="argument", group="0", attrs={"head_offset": 1}),
+            Span(start=2, end=3, label="purchase.01", role="target", group="0", attrs={"lemma": "purchase"}),
+            Span(start=0, end=2, label="ARG0", role="argument", group="0"),
+            Span(start=3, end=5, label="ARG1", role="argument", group="0", attrs={"head_offset": 1}),
+            Span(start=5, end=6, label="V", role="argument", group="0"),  # a particle, as CoNLL-U Plus marks it
         ),
     )
-    for fmt in ("conllu", "conll2005", "conll2012"):
+    with pytest.raises(DataError, match=r"example aug: CoNLL-U Plus marks an argument by its head word, .* of ARG0 'Kim M\.' \(2 words\).*write_format=conll2012"):
+        ConllSrl(ConllSrl.Config()).write([example], tmp_path / "aug.conllu")
+    for fmt, target in (("conll2012", "purchase.01"), ("conll2005", "purchase")):  # CoNLL-2005 has no frameset column
         path = tmp_path / f"aug.{fmt}"
         ConllSrl(ConllSrl.Config(write_format=fmt)).write([example], path)
-        back = list(ConllSrl(ConllSrl.Config(format=fmt, arguments="head")).read(path))
-        got = [(s.role, s.label, s.start, s.end) for s in back[0].spans]
-        expected_arg1 = (3, 4) if fmt == "conllu" else (2, 4)  # CoNLL-U keeps the head word only
-        assert got == [("target", "purchase.01" if fmt != "conll2005" else "purchase", 1, 2), ("argument", "ARG0", 0, 1), ("argument", "ARG1", *expected_arg1)]
+        (back,) = ConllSrl(ConllSrl.Config(format=fmt)).read(path)
+        assert back.tokens == example.tokens
+        assert [(s.role, s.label, s.start, s.end, s.group) for s in back.spans] == [
+            ("target", target, 2, 3, "0"), ("argument", "ARG0", 0, 2, "0"), ("argument", "ARG1", 3, 5, "0"), ("argument", "V", 5, 6, "0")]
+    # One-word arguments have a head to mark: CoNLL-U Plus takes them.
+    short = example.model_copy(update={"spans": (example.spans[0], Span(start=4, end=5, label="ARG1", role="argument", group="0"))})
+    ConllSrl(ConllSrl.Config(write_format="conllu")).write([short], tmp_path / "short.conllu")
+    (back,) = ConllSrl(ConllSrl.Config()).read(tmp_path / "short.conllu")
+    assert [(s.label, s.start, s.end) for s in back.spans] == [("purchase.01", 2, 3), ("ARG1", 4, 5)]
+
+
+def test_a_file_is_written_in_one_format_the_first_examples(tmp_path: Path) -> None:
+    """Sources read from CoNLL-2005 and a record after them: all CoNLL-2005, so the file reads back."""
+    source = tmp_path / "src.props"
+    source.write_text(CONLL05)
+    dataset = ConllSrl(ConllSrl.Config())
+    examples = list(dataset.read(source))
+    record = examples[0].model_copy(update={"id": "rec", "tokens": ("The", "cat", "rested", "and", "purred"), "meta": {}})
+    out = tmp_path / "out.props"
+    dataset.write([*examples, record], out)
+    back = list(ConllSrl(ConllSrl.Config()).read(out))
+    assert [e.meta["format"] for e in back] == ["conll2005"] * 3
+    assert [(s.label, s.start, s.end) for s in back[2].spans] == [(s.label, s.start, s.end) for s in record.spans]
 
 
 @pytest.mark.parametrize(
