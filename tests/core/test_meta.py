@@ -78,7 +78,7 @@ def test_every_dataset_reads_and_writes_a_path_given_as_a_string(name: str, tmp_
     example = Example(
         id="s1",
         tokens=("The", "panel", "will", "confirm", "it", "."),
-        spans=(Span(start=3, end=4, label="Evidence", group="0"), Span(start=0, end=2, label="Support", role="argument", group="0")),
+        spans=(Span(start=3, end=4, label="Evidence", group="0"), Span(start=1, end=2, label="Support", role="argument", group="0")),
     )
     out = str(tmp_path / "out")
     try:
