@@ -34,7 +34,7 @@ __all__ = ["BEFORE_ADDED", "REMOVED", "ComponentSpec", "PipelineSettings", "RunC
 
 # Settings added after runs could already be resumed, with the value that reproduces what a
 # run started before them did (a resumed run must go on as it began).
-BEFORE_ADDED: dict[str, Any] = {"avoid_words": False, "rerank": {"alignment": 1.0}, "min_words": 0, "keep_copies": False, "filter_candidates": False, "content_targets": False}
+BEFORE_ADDED: dict[str, Any] = {"avoid_words": False, "rerank": {"alignment": 1.0}, "min_words": 0, "keep_copies": False, "filter_candidates": False, "content_targets": False, "carry": False, "source_tokens": False}
 
 # Settings a run may have begun with that spanaug no longer has, none of which changed a
 # record: a resume does not compare them. batch_size (requests per call of a decoder that

@@ -81,6 +81,18 @@ class PipelineSettings(BaseModel):
         description="keep = align: a kept span the paraphrase copies word for word, once, is kept where the copy is, "
         "and the aligner places the others (a copy needs no aligner; one that occurs twice could be either)",
     )
+    carry: bool = Field(
+        default=True,
+        description="a record also carries the source's other spans (other groups, ungrouped spans, spans across the "
+        "rewritten one) where a copy or the aligner finds them, marked attrs.carried; another group comes whole or not "
+        "at all, and the record lists the source spans it lacks in dropped (false: only the rewritten span and its "
+        "group's kept spans; docs/data-format.md)",
+    )
+    source_tokens: bool = Field(
+        default=True,
+        description="a paraphrase keeps as one token a word its source holds as one token that spanaug's tokenizer "
+        "splits (UD's \"M.\", CoNLL-2003's \"F-16\"), so records are tokenized as their sources (false: as spanaug tokenizes)",
+    )
     content_targets: bool = Field(
         default=True,
         description="a rewritten span with a content word counts as found only on a span with one: the aligner settling on "

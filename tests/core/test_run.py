@@ -205,13 +205,15 @@ def test_a_failed_run_with_committed_work_still_needs_resume(run_registry, tmp_p
         execute(config, registry=run_registry)
 
 
-def test_a_run_started_before_a_setting_existed_resumes_as_it_began(run_registry, tmp_path) -> None:
-    config = config_for(tmp_path, avoid_words=False)
+@pytest.mark.parametrize("setting", ["avoid_words", "carry", "source_tokens"])
+def test_a_run_started_before_a_setting_existed_resumes_as_it_began(run_registry, tmp_path, setting: str) -> None:
+    config = config_for(tmp_path, **{setting: False})
     execute(config, registry=run_registry)
     # As a manifest written before the setting existed.
-    rewrite_manifest(tmp_path, lambda manifest: manifest["fingerprint"].pop("avoid_words"))
-    # Such a run avoided whole phrases only: it resumes with avoid_words=false, not the new default.
-    with pytest.raises(RunStateError, match="differs in avoid_words"):
+    rewrite_manifest(tmp_path, lambda manifest: manifest["fingerprint"].pop(setting))
+    # Such a run did without it (avoid_words: whole phrases only; carry: the rewritten group
+    # only; source_tokens: spanaug's tokens): it resumes so, not with the new default.
+    with pytest.raises(RunStateError, match=f"differs in {setting}"):
         execute(config_for(tmp_path), registry=run_registry, resume=True)
     assert execute(config, registry=run_registry, resume=True).status == "completed"
 
@@ -401,3 +403,4 @@ def test_lexicon_options_without_a_name_are_refused(tmp_path) -> None:
     with pytest.raises(ConfigError, match=r"lexicon options given without a lexicon to take them: name it too \(--lexicon NAME"):
         config_for(tmp_path, **{"lexicon.words": "[a]"})
     assert config_for(tmp_path, lexicon="table").lexicon.name == "table"
+
