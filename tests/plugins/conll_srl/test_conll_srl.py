@@ -230,3 +230,76 @@ def test_every_ewt_roleset_is_a_target_and_the_blank_rows_are_no_predicates(
     assert [sum(s.role == "target" for s in e.spans) for e in examples] == rolesets and sum(rolesets) == senses
     assert sum(blank) == blank_rows and sum(b > 0 for b in blank) == blank_sentences
     assert all(b == len(rows) for b, rows in zip(blank, words) if b)  # every word of those sentences is blank
+
+
+# UP EWT as the user had it: "M." one token, "F-16-launched" split as UD splits it, a
+# multiword ARG1 ("a F-16-launched bomb") found through the dependency tree, and a second
+# predicate ("launched") whose proposition the records carry along.
+EWT = "\n".join(
+    [
+        "# sent_id = ewt-1",
+        "# text = Jennifer M. Anderson will buy a F-16-launched bomb quickly.",
+        row(1, "Jennifer", "Jennifer", 5, "nsubj", "_", "ARG0", "_", upos="PROPN"),
+        row(2, "M.", "M.", 1, "flat", "_", "_", "_", upos="PROPN"),
+        row(3, "Anderson", "Anderson", 1, "flat", "_", "_", "_", upos="PROPN"),
+        row(4, "will", "will", 5, "aux", "_", "_", "_", upos="AUX"),
+        row(5, "buy", "buy", 0, "root", "buy.01", "V", "_", upos="VERB"),
+        row(6, "a", "a", 12, "det", "_", "_", "_", upos="DET"),
+        row(7, "F", "f", 11, "compound", "_", "_", "_", misc="SpaceAfter=No", upos="NOUN"),
+        row(8, "-", "-", 9, "punct", "_", "_", "_", misc="SpaceAfter=No", upos="PUNCT"),
+        row(9, "16", "16", 7, "compound", "_", "_", "_", misc="SpaceAfter=No", upos="NUM"),
+        row(10, "-", "-", 11, "punct", "_", "_", "_", misc="SpaceAfter=No", upos="PUNCT"),
+        row(11, "launched", "launch", 12, "acl", "launch.01", "_", "V", upos="VERB"),
+        row(12, "bomb", "bomb", 5, "obj", "_", "ARG1", "ARG1", upos="NOUN"),
+        row(13, "quickly", "quickly", 5, "advmod", "_", "ARGM-MNR", "_", misc="SpaceAfter=No", upos="ADV"),
+        row(14, ".", ".", 5, "punct", "_", "_", "_", upos="PUNCT"),
+        "",
+        "",
+    ]
+)
+
+
+def test_augmented_srl_records_written_back_read_as_augmented(tmp_path: Path, monkeypatch, capsys) -> None:
+    """run on UP EWT -> augmented.jsonl -> convert --to conll-srl -> read back: the spans of augmented.jsonl."""
+    import json
+
+    from doubles import DoublesPlugin
+
+    import spanaug_core.plugins
+    import spanaug_core.run
+    from spanaug_core.cli import main
+    from spanaug_core.plugins import Registry
+
+    reg = Registry()
+    reg.add_plugin(DoublesPlugin(), "doubles")
+    monkeypatch.setattr(spanaug_core.plugins, "default_registry", lambda: reg)
+    monkeypatch.setattr(spanaug_core.run, "default_registry", lambda: reg)
+    source = tmp_path / "ewt.conllu"
+    source.write_text(EWT)
+    run = tmp_path / "run"
+    assert main(["run", "--dataset", "conll-srl", "--input", str(source), "--decoder", "synonym", "--aligner", "diff",
+                 "--iterations", "2", "--output", str(run), "--no-progress"]) == 0
+    records = [json.loads(line) for line in (run / "augmented.jsonl").read_text().splitlines()]
+    assert [r["text"] for r in records] == ["Jennifer M. Anderson will purchase a F-16-launched bomb quickly.",
+                                            "Jennifer M. Anderson will acquire a F-16-launched bomb quickly."]
+    assert all("M." in r["tokens"] for r in records)  # not split again into "M" "."
+
+    def spans(items) -> list[tuple]:
+        return sorted((s["start"], s["end"], s["label"], s["role"], s["group"]) for s in items)
+
+    # The record holds buy's proposition whole ("a F - 16 - launched bomb") and, carried, launch's.
+    assert (5, 12, "ARG1", "argument", "0") in spans(records[0]["spans"]) and (10, 11, "launch.01", "target", "1") in spans(records[0]["spans"])
+    capsys.readouterr()
+    base = ["convert", "--dataset", "jsonl", "--input", str(run / "augmented.jsonl"), "--to", "conll-srl"]
+    assert main([*base, "--output", str(tmp_path / "aug.conllu")]) == 2  # head words only: refused, not written wrong
+    assert "--to-set write_format=conll2012" in capsys.readouterr().err and not (tmp_path / "aug.conllu").exists()
+    assert main([*base, "--to-set", "write_format=conll2012", "--output", str(tmp_path / "aug_conll")]) == 0
+    back = list(ConllSrl(ConllSrl.Config()).read(tmp_path / "aug_conll"))
+    assert [e.tokens for e in back] == [tuple(r["tokens"]) for r in records]
+    assert [spans(s.model_dump() for s in e.spans) for e in back] == [spans(r["spans"]) for r in records]
+    # With the sources first, one file in one format, the sources' spans intact too.
+    assert main([*base, "--with-sources", "--to-set", "write_format=conll2012", "--output", str(tmp_path / "train_conll")]) == 0
+    both = list(ConllSrl(ConllSrl.Config()).read(tmp_path / "train_conll"))
+    (ewt,) = ConllSrl(ConllSrl.Config()).read(source)
+    assert [e.tokens for e in both] == [ewt.tokens, *(tuple(r["tokens"]) for r in records)]
+    assert spans(s.model_dump() for s in both[0].spans) == spans(s.model_dump() for s in ewt.spans)
