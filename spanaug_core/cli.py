@@ -187,14 +187,18 @@ def run_command(
 @click.option("--options", is_flag=True, help="show each component's options (type, default, description)")
 @click.option("--json", "as_json", is_flag=True, help="print JSON instead of a table")
 def list_command(kind: str | None, options: bool, as_json: bool) -> None:
-    """List the registered components (datasets, expanders, decoders, aligners, filters, lexicons, trainers, engines)."""
+    """List the registered components (datasets, expanders, decoders, aligners, filters, lexicons, trainers, engines)
+    and the run presets each dataset offers (`spanaug list presets`: what `spanaug run --preset NAME` sets)."""
     import json
 
     from rich.table import Table
 
     from spanaug_core.plugins import default_registry
 
-    entries = default_registry().entries(kind)
+    registry = default_registry()
+    only_presets = kind in ("preset", "presets")
+    entries = [] if only_presets else registry.entries(kind)
+    presets = [(e, p) for e in registry.entries("dataset") for p in getattr(e.cls, "presets", ())] if kind is None or only_presets else []
     if as_json:
         rows = []
         for e in entries:
@@ -202,17 +206,28 @@ def list_command(kind: str | None, options: bool, as_json: bool) -> None:
             if options:
                 row["options"] = e.cls.Config.model_json_schema()
             rows.append(row)
+        rows += [{"kind": "preset", "name": p.name, "dataset": e.name, "plugin": e.plugin, "description": p.description, "settings": p.settings}
+                 for e, p in presets]
         click.echo(json.dumps(rows, indent=2))
         return
-    table = Table(title="spanaug components", show_lines=options)
-    for col in ("kind", "name", "plugin", "description"):
-        table.add_column(col, overflow="fold")
-    for e in entries:
-        desc = e.description
-        if options:
-            desc += "".join(f"\n  [cyan]{line}[/]" for line in _option_lines(e.cls.Config))
-        table.add_row(e.kind, e.name, e.plugin, desc)
-    out_console.print(table)
+    if entries:
+        table = Table(title="spanaug components", show_lines=options)
+        for col in ("kind", "name", "plugin", "description"):
+            table.add_column(col, overflow="fold")
+        for e in entries:
+            desc = e.description
+            if options:
+                desc += "".join(f"\n  [cyan]{line}[/]" for line in _option_lines(e.cls.Config))
+            table.add_row(e.kind, e.name, e.plugin, desc)
+        out_console.print(table)
+    if presets:
+        table = Table(title="run presets (spanaug run --dataset NAME --preset PRESET; an option you give wins)", show_lines=True)
+        for col in ("dataset", "preset", "sets", "for"):
+            table.add_column(col, overflow="fold")
+        for e, p in presets:
+            sets = "\n".join(f"{key} = {json.dumps(value)}" for key, value in p.settings.items())
+            table.add_row(e.name, p.name, sets, p.description)
+        out_console.print(table, markup=False)
 
 
 def _option_lines(config: type) -> list[str]:

@@ -81,9 +81,11 @@ class DatasetReader(Component, Protocol):
     given as a ``str`` or a ``Path``.
 
     A reader may also have ``suggested_settings``, a class-level dict of pipeline settings
-    (``PipelineSettings`` fields, and ``lexicon``) its data is best augmented with, such as
-    labels not worth rewriting or the lexicon of its labels; a run applies each one it sets
-    no value for (``run.with_suggested_settings``).
+    (``PipelineSettings`` fields, ``lexicon`` and ``filters``) its data is best augmented
+    with, such as labels not worth rewriting or the lexicon of its labels; a run applies
+    each one it sets no value for (``run.with_suggested_settings``). And ``presets``, a
+    class-level tuple of ``RunPreset``: named sets of run settings measured on its data,
+    which ``spanaug run --preset NAME`` applies (``run.with_preset``).
     """
 
     def read(self, path: str | Path | None) -> Iterator[Example]: ...

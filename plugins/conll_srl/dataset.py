@@ -26,8 +26,10 @@ from spanaug_conll_srl.propositions import orphans
 
 from spanaug_core.errors import SpanaugError
 from spanaug_core.protocols import ComponentConfig
+from spanaug_core.settings import RunPreset
 from spanaug_core.types import Example
 from spanaug_shared.columns import Block, read_blocks, read_sentences, write_sentences
+from spanaug_shared.presets import quality_line
 
 log = logging.getLogger(__name__)
 
@@ -62,6 +64,20 @@ class ConllSrl:
     # have.01: "I [have] long been") carry tense, not a meaning to reword. CoNLL-2005/2012
     # predicates carry no pos: skip_labels still serves.
     suggested_settings: ClassVar[dict[str, Any]] = {"skip_labels": ["be", "be.*", "do.01"], "skip_pos": ["NOUN", "AUX"]}
+    # The UP EWT lines judged (docs/results/srl-skips.md#both-on-a-fresh-sample-seed-25).
+    presets: ClassVar[tuple[RunPreset, ...]] = (
+        RunPreset(
+            "precise",
+            "two rounds, the README's quality line and the sense filter, beam 4 and top-m 4: fewer, surer records "
+            "(docs/results/srl-skips.md#both-on-a-fresh-sample-seed-25)",
+            quality_line("sense", iterations=2, beam=4, top_m=4),
+        ),
+        RunPreset(
+            "more",
+            "two rounds, the README's quality line, beam 4 and top-m 4 (docs/results/srl-skips.md#both-on-a-fresh-sample-seed-25)",
+            quality_line(iterations=2, beam=4, top_m=4),
+        ),
+    )
 
     class Config(ComponentConfig):
         format: Literal["auto", "conllu", "conll2005", "conll2012"] = Field(

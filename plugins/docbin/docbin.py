@@ -34,8 +34,10 @@ from typing import Any, ClassVar, Literal
 from pydantic import Field
 
 from spanaug_core.errors import ConfigError, DataError, SpanaugError, one_line
+from spanaug_core.settings import RunPreset
 from spanaug_core.text import token_offsets
 from spanaug_core.types import Example, Span
+from spanaug_shared.presets import ENTITY_PRESETS
 from spanaug_shared.tagging import EntityOptions, encode
 
 log = logging.getLogger(__name__)
@@ -120,6 +122,7 @@ class SpacyDataset:
     """spaCy DocBin (.spacy) files: doc.ents and doc.spans groups as spans, written back so `spacy train` reads them."""
 
     name: ClassVar[str] = "spacy"
+    presets: ClassVar[tuple[RunPreset, ...]] = ENTITY_PRESETS
 
     class Config(EntityOptions):
         groups: list[str] | None = Field(

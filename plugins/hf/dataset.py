@@ -24,8 +24,10 @@ from typing import Any, ClassVar, Literal
 from pydantic import Field
 
 from spanaug_core.errors import ConfigError, DataError, SpanaugError, one_line
+from spanaug_core.settings import RunPreset
 from spanaug_core.types import Example
 from spanaug_hf.tables import Split, open_splits, quiet, save
+from spanaug_shared.presets import ENTITY_PRESETS
 from spanaug_shared.tagging import SCHEMES, Scheme, TagOptions, column_of, read_column, scheme_of, split_tag
 
 log = logging.getLogger(__name__)
@@ -54,6 +56,7 @@ class HfDataset:
     """Hugging Face datasets (save_to_disk folder, parquet, JSON lines): a tag column as entities, written back with its features."""
 
     name: ClassVar[str] = "hf"
+    presets: ClassVar[tuple[RunPreset, ...]] = ENTITY_PRESETS
 
     class Config(TagOptions):
         tokens: str = Field(default="tokens", min_length=1, description="column of the tokens (a list of strings per row)")

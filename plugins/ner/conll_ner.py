@@ -22,8 +22,10 @@ from pydantic import Field
 from spanaug_shared.tagging import Scheme, TagOptions, column_of, read_column, scheme_of, split_tag
 
 from spanaug_core.errors import DataError, SpanaugError, one_line
+from spanaug_core.settings import RunPreset
 from spanaug_core.types import Example
 from spanaug_shared.columns import Block, Line, endings, endings_meta, read_blocks, read_sentences, write_sentences
+from spanaug_shared.presets import ENTITY_PRESETS
 
 log = logging.getLogger(__name__)
 
@@ -43,6 +45,7 @@ class ConllNer:
     """CoNLL-2003-style NER (2 or 4 columns, IOB1/IOB2/BIOES): entities as spans, written back exactly."""
 
     name: ClassVar[str] = "conll-ner"
+    presets: ClassVar[tuple[RunPreset, ...]] = ENTITY_PRESETS
 
     class Config(TagOptions):
         fill: str = Field(

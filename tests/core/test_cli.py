@@ -216,3 +216,15 @@ def test_resume_of_a_missing_folder_says_it_starts_a_new_run_and_last_lines_stay
     assert len(done) == 1 and "stopped early:" in done[0] and done[0].endswith(f"{out}/augmented.jsonl")
     assert main(args) == 0  # a real run to continue now: no note
     assert "no run to continue" not in capsys.readouterr().err
+
+
+def test_list_shows_the_run_presets_each_dataset_offers(cli_registry, capsys) -> None:
+    assert main(["list", "presets"]) == 0
+    table = capsys.readouterr().out
+    assert "run presets" in table and "spanaug components" not in table and "precise" in table
+    assert main(["list", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    presets = {(r["dataset"], r["name"]): r for r in rows if r["kind"] == "preset"}
+    assert {("framenet", "precise"), ("framenet", "more"), ("conll-srl", "precise"), ("conll-ner", "more"), ("jsonl", "precise")} <= set(presets)
+    assert "frame-lexicon" in presets[("framenet", "precise")]["settings"]["filters"]
+    assert any(r["kind"] == "dataset" for r in rows)  # the components too
