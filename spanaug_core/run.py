@@ -148,8 +148,8 @@ def execute(
 ) -> RunSummary:
     """Run (or resume) the augmentation a config describes, writing into ``config.output``.
 
-    The dataset's suggested settings apply where the config sets none (``note`` is told
-    each one applied, before the run starts).
+    The settings of the config's ``preset``, then the dataset's suggested settings, apply
+    where the config sets none (``note`` is told what each applied, before the run starts).
     """
     reg = registry or default_registry()
     config, preset = with_preset(config, reg)
