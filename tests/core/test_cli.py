@@ -196,12 +196,14 @@ def test_convert_refuses_a_writer_that_wrote_beside_the_path_it_was_given(tmp_pa
 
     cli_registry.add_plugin(Plugin(), "standoff")
     output = tmp_path / "rt.ann"
+    before = sorted(p.name for p in tmp_path.iterdir())
     args = ["convert", "--dataset", "slots", "--input", str(EXAMPLE / "data" / "sample.tsv"), "--to", "standoff", "--output", str(output)]
     assert main(args) == 2
     captured = capsys.readouterr()
     assert f"wrote nothing at the path it was given, so {output} would not exist" in captured.err
     assert "wrote" not in captured.err.replace("wrote nothing", "")
     assert not output.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == before  # nor the hidden .rt.ann.txt it wrote
 
 
 def test_resume_of_a_missing_folder_says_it_starts_a_new_run_and_last_lines_stay_whole(tmp_path, cli_registry, capsys) -> None:
