@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
+from pydantic_core import to_jsonable_python
 
 from spanaug_core.config import RunConfig, merge
 from spanaug_core.errors import ConfigError, DataError, FileSystemError, RunStateError
@@ -159,8 +160,8 @@ def execute(
             given = ", ".join(f"{key} = {value!r}" for key, value in preset.items())
             note(f"preset {config.preset} of the {config.dataset.name} dataset: {given} (an option you give wins over these)")
         for key, value in suggested.items():
-            shown = value.model_dump() if hasattr(value, "model_dump") else value  # a component, as a config file writes it
-            note(f"{key} = {shown!r}: the {config.dataset.name} dataset's suggestion (set {key} to override it)")
+            # Components (a lexicon, a list of filters) as a config file writes them.
+            note(f"{key} = {to_jsonable_python(value)!r}: the {config.dataset.name} dataset's suggestion (set {key} to override it)")
     plan = reg.plan(config)
     if resume and note is not None and not (config.output / MANIFEST).is_file():
         # A script may pass --resume on every call; a mistyped --output must not go unnoticed.

@@ -338,6 +338,13 @@ def test_a_setting_the_user_gave_wins_over_the_suggestion_even_when_it_is_the_de
     assert execute(config, registry=run_registry).counts["accepted"] > 0
 
 
+def test_a_suggested_filter_list_is_said_as_a_config_file_writes_it(run_registry, tmp_path) -> None:
+    run_registry.add_plugin(SuggestingPlugin({"filters": ["copy"]}), "suggesting")
+    notes: list[str] = []
+    execute(config_for(tmp_path, n=3, **{"dataset.name": "suggesting"}), registry=run_registry, note=notes.append)
+    assert notes == ["filters = [{'name': 'copy'}]: the suggesting dataset's suggestion (set filters to override it)"]
+
+
 @pytest.mark.parametrize(("suggested", "message"), [({"skip_label": ["F"]}, "unknown setting"), ({"top_m": 0}, "invalid setting")])
 def test_a_bad_suggestion_names_the_dataset(run_registry, tmp_path, suggested, message) -> None:
     run_registry.add_plugin(SuggestingPlugin(suggested), "suggesting")
