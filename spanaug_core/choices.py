@@ -2,7 +2,8 @@
 
 A candidate may be kept when the aligner found the rewritten span in it (on a content
 word, with ``content_targets``) and every kept span too (``locate_kept``); a
-whole-sentence job's must be new. ``ranked_choices`` orders those by their scores
+whole-sentence job's must be new. The source's other spans come along where they are
+found (``locate_carried``, with ``carry``), marked ``attrs["carried"]``. ``ranked_choices`` orders those by their scores
 weighted by ``rerank`` (the paper: the aligner's score alone), ties in the decoder's
 order, and says why a job stops when there is none; ``record_of`` is the record a choice
 makes; ``first_rejection`` asks the filters about it. The pipeline acts on the answers.
@@ -16,46 +17,96 @@ from spanaug_core.errors import SpanaugError
 from spanaug_core.jobs import Attempt, Choice, Job
 from spanaug_core.protocols import Filter, FilterContext
 from spanaug_core.settings import PipelineSettings
-from spanaug_core.text import find_copy, is_content_word, overlaps, tokenize
-from spanaug_core.types import Alignment, Augmented, Candidate, Example, Span
+from spanaug_core.text import find_copy, is_content_word, overlaps, retokenize, tokenize
+from spanaug_core.types import CARRIED, Alignment, Augmented, Candidate, Example, Span
+
+
+def source_phrase(job: Job, span: Span, like_source: bool) -> list[str]:
+    """A span's words as a candidate spells them: tokenized as a decoder's text is (a corpus
+    token spanaug splits, "F-16" in CoNLL-2003, comes back as "F - 16"), and with
+    ``like_source`` (``source_tokens``) joined back where the source had one token, as the
+    candidates are."""
+    words = tokenize(span.text(job.tokens))
+    return list(retokenize(words, job.tokens)) if like_source else words
+
+
+def _place(
+    attempt: Attempt, rank: int, idx: int, phrase: list[str], taken: list[tuple[int, int]], copy: bool | None, aligned: bool
+) -> tuple[tuple[int, int], float] | None:
+    """Where source span ``idx`` is in candidate ``rank``, clear of ``taken``, and how surely.
+
+    ``copy`` True: the one place the candidate copies the span word for word; False: the
+    first such place; None: no copy is looked for. Then, with ``aligned``, the aligner's
+    answer, if it was asked.
+    """
+    if copy is not None:
+        where = find_copy(attempt.nbest[rank].tokens, phrase, taken, unique=copy)
+        if where is not None:
+            return where, 1.0
+    found = attempt.kept.get((rank, idx)) if aligned else None
+    if found is not None and found.span is not None and not any(overlaps(found.span, t) for t in taken):
+        return found.span, found.score
+    return None
 
 
 def locate_kept(
-    attempt: Attempt, rank: int, target_span: tuple[int, int] | None, keep: str, copies: bool
+    attempt: Attempt, rank: int, target_span: tuple[int, int] | None, settings: PipelineSettings
 ) -> tuple[list[tuple[int, Span]], float] | None:
     """Where each kept span is in candidate ``rank`` (and the weakest score), or None if one is lost.
 
-    ``keep="align"`` takes, with ``copies``, the one place where the candidate copies a
+    ``keep="align"`` takes, with ``keep_copies``, the one place where the candidate copies a
     kept span word for word, and the aligner's answer for the others; otherwise a kept
     span must appear word for word (case folded if need be), clear of the target and of
     the other kept spans.
     """
-    job, cand = attempt.job, attempt.nbest[rank]
+    job = attempt.job
     taken: list[tuple[int, int]] = [target_span] if target_span else []
     located: list[tuple[int, Span]] = []
     weakest = 1.0
+    align = settings.keep == "align"
     for idx, sp in job.kept:
-        where, score = None, 1.0
-        if keep == "align":
-            # A span copied once needs no aligner, which may be unsure of it (no answer)
-            # or place only part of it ("Baghdad" of "pro-Baghdad", where the candidate is
-            # tokenized finer than the corpus); one copied twice could be either.
-            copy = find_copy(cand.tokens, tokenize(sp.text(job.tokens)), taken, unique=True) if copies else None
-            found = attempt.kept[(rank, idx)]
-            if copy is not None:
-                where = copy
-            elif found.span is not None and not any(overlaps(found.span, t) for t in taken):
-                where, score = found.span, found.score
-        else:
-            # The include phrase as the decoder saw it, tokenized as the candidate was: a
-            # corpus token spanaug splits ("F-16" in CoNLL-2003) comes back as "F - 16".
-            where = find_copy(cand.tokens, tokenize(sp.text(job.tokens)), taken, unique=False)
-        if where is None:
+        # A span copied once needs no aligner, which may be unsure of it (no answer) or
+        # place only part of it ("Baghdad" of "pro-Baghdad", where the candidate is
+        # tokenized finer than the corpus); one copied twice could be either. With
+        # keep="include" the decoder was told the phrase, so its first copy is it.
+        copy = (True if settings.keep_copies else None) if align else False
+        found = _place(attempt, rank, idx, source_phrase(job, sp, settings.source_tokens), taken, copy, align)
+        if found is None:
             return None
-        taken.append(where)
-        located.append((idx, sp.moved(*where)))
-        weakest = min(weakest, score)
+        taken.append(found[0])
+        located.append((idx, sp.moved(*found[0])))
+        weakest = min(weakest, found[1])
     return located, weakest
+
+
+def carried_copy_found(attempt: Attempt, rank: int, span: Span, settings: PipelineSettings) -> bool:
+    """Whether candidate ``rank`` copies a carried span once, word for word (then no aligner is asked)."""
+    return find_copy(attempt.nbest[rank].tokens, source_phrase(attempt.job, span, settings.source_tokens), [], unique=True) is not None
+
+
+def locate_carried(
+    attempt: Attempt, rank: int, kept: list[tuple[int, Span]], settings: PipelineSettings
+) -> tuple[list[tuple[int, Span]], tuple[int, ...]]:
+    """The job's carried spans found in candidate ``rank``, and the source spans its record lacks.
+
+    A carried span is placed as a kept span is (its one copy, else the aligner's answer),
+    but none is required. A span of a group other than the rewritten span's comes only
+    with its whole group: an SRL predicate or FrameNet annotation set missing some of its
+    arguments would teach a model that they are none. ``dropped`` lists, by index in the
+    source's spans, every span neither rewritten, kept nor carried.
+    """
+    job = attempt.job
+    example = attempt.run.example
+    own = example.spans[job.target].group if job.target is not None else None
+    found: dict[int, Span] = {}
+    for idx, sp in job.carried:
+        where = _place(attempt, rank, idx, source_phrase(job, sp, settings.source_tokens), [], True, True)
+        if where is not None:
+            found[idx] = sp.moved(*where[0])
+    broken = {sp.group for idx, sp in job.carried if idx not in found and sp.group is not None and sp.group != own}
+    carried = [(idx, sp) for idx, sp in found.items() if sp.group is None or sp.group == own or sp.group not in broken]
+    present = {idx for idx, _ in (*kept, *carried)} | ({job.target} if job.target is not None else set())
+    return carried, tuple(i for i in range(len(example.spans)) if i not in present)
 
 
 def candidate_scores(candidate: Candidate, alignment: float, rank: int, scored: dict[str, float]) -> dict[str, float]:
@@ -121,7 +172,7 @@ def keepable(attempt: Attempt, rank: int, settings: PipelineSettings) -> tuple[t
         if found is None:
             return None
         span, score = found.span, found.score
-    located = locate_kept(attempt, rank, span, settings.keep, settings.keep_copies)
+    located = locate_kept(attempt, rank, span, settings)
     if located is None:
         return None
     kept, kept_score = located
@@ -144,7 +195,8 @@ def ranked_choices(attempt: Attempt, settings: PipelineSettings) -> tuple[list[C
             continue
         span, score, kept = viable
         scores = candidate_scores(cand, score, rank, attempt.scored[rank] if attempt.scored else {})
-        keyed.append((rerank_key(scores, settings.rerank), Choice(cand, rank, span, kept, scores)))
+        carried, dropped = locate_carried(attempt, rank, kept, settings) if settings.carry else ([], ())
+        keyed.append((rerank_key(scores, settings.rerank), Choice(cand, rank, span, kept, scores, carried, dropped)))
     if keyed:
         # A stable sort on the key alone: equal keys stay in the decoder's order.
         return [choice for _, choice in sorted(keyed, key=lambda pair: -pair[0])], ""
@@ -163,11 +215,21 @@ def first_rejection(filters: Sequence[Filter], record: Augmented, context: Filte
     return None
 
 
+def _marked(span: Span, carried: bool) -> Span:
+    """``span`` with ``attrs["carried"]`` set, or without it (a source that is itself a record may have it)."""
+    if carried:
+        return span.model_copy(update={"attrs": {**span.attrs, CARRIED: True}})
+    if CARRIED in span.attrs:
+        return span.model_copy(update={"attrs": {k: v for k, v in span.attrs.items() if k != CARRIED}})
+    return span
+
+
 def record_of(job: Job, example: Example, choice: Choice, components: dict[str, str]) -> Augmented:
-    """The record a round writes if it keeps ``choice``: the candidate with its target and kept spans."""
-    spans = list(choice.kept)
+    """The record a round writes if it keeps ``choice``: the candidate with its target, kept and carried spans."""
+    spans = [(idx, _marked(sp, False)) for idx, sp in choice.kept]
     if job.target is not None and choice.span is not None:
-        spans.append((job.target, example.spans[job.target].moved(*choice.span)))
+        spans.append((job.target, _marked(example.spans[job.target].moved(*choice.span), False)))
+    spans.extend((idx, _marked(sp, True)) for idx, sp in choice.carried)
     spans.sort(key=lambda pair: pair[0])
     stem = example.id if job.target is None else f"{example.id}/s{job.target}"
     return Augmented(
@@ -181,4 +243,5 @@ def record_of(job: Job, example: Example, choice: Choice, components: dict[str, 
         scores=choice.scores,
         constraints=job.constraints,
         components=components,
+        dropped=choice.dropped,
     )

@@ -21,6 +21,7 @@ import os
 import signal
 import sys
 import types
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Union, get_args, get_origin
@@ -36,6 +37,7 @@ from spanaug_core.flags import declared_flag
 
 if TYPE_CHECKING:
     from spanaug_core.plugins import Registry
+    from spanaug_core.types import Example
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -185,14 +187,18 @@ def run_command(
 @click.option("--options", is_flag=True, help="show each component's options (type, default, description)")
 @click.option("--json", "as_json", is_flag=True, help="print JSON instead of a table")
 def list_command(kind: str | None, options: bool, as_json: bool) -> None:
-    """List the registered components (datasets, expanders, decoders, aligners, filters, lexicons, trainers, engines)."""
+    """List the registered components (datasets, expanders, decoders, aligners, filters, lexicons, trainers, engines)
+    and the run presets each dataset offers (`spanaug list presets`: what `spanaug run --preset NAME` sets)."""
     import json
 
     from rich.table import Table
 
     from spanaug_core.plugins import default_registry
 
-    entries = default_registry().entries(kind)
+    registry = default_registry()
+    only_presets = kind in ("preset", "presets")
+    entries = [] if only_presets else registry.entries(kind)
+    presets = [(e, p) for e in registry.entries("dataset") for p in getattr(e.cls, "presets", ())] if kind is None or only_presets else []
     if as_json:
         rows = []
         for e in entries:
@@ -200,17 +206,28 @@ def list_command(kind: str | None, options: bool, as_json: bool) -> None:
             if options:
                 row["options"] = e.cls.Config.model_json_schema()
             rows.append(row)
+        rows += [{"kind": "preset", "name": p.name, "dataset": e.name, "plugin": e.plugin, "description": p.description, "settings": p.settings}
+                 for e, p in presets]
         click.echo(json.dumps(rows, indent=2))
         return
-    table = Table(title="spanaug components", show_lines=options)
-    for col in ("kind", "name", "plugin", "description"):
-        table.add_column(col, overflow="fold")
-    for e in entries:
-        desc = e.description
-        if options:
-            desc += "".join(f"\n  [cyan]{line}[/]" for line in _option_lines(e.cls.Config))
-        table.add_row(e.kind, e.name, e.plugin, desc)
-    out_console.print(table)
+    if entries:
+        table = Table(title="spanaug components", show_lines=options)
+        for col in ("kind", "name", "plugin", "description"):
+            table.add_column(col, overflow="fold")
+        for e in entries:
+            desc = e.description
+            if options:
+                desc += "".join(f"\n  [cyan]{line}[/]" for line in _option_lines(e.cls.Config))
+            table.add_row(e.kind, e.name, e.plugin, desc)
+        out_console.print(table)
+    if presets:
+        table = Table(title="run presets (spanaug run --dataset NAME --preset PRESET; an option you give wins)", show_lines=True)
+        for col in ("dataset", "preset", "sets", "for"):
+            table.add_column(col, overflow="fold")
+        for e, p in presets:
+            sets = "\n".join(f"{key} = {json.dumps(value)}" for key, value in p.settings.items())
+            table.add_row(e.name, p.name, sets, p.description)
+        out_console.print(table, markup=False)
 
 
 def _option_lines(config: type) -> list[str]:
@@ -380,9 +397,21 @@ def convert_group(
         import itertools
 
         read = itertools.chain(run_sources(input_path, registry), read)
+    def write(examples: Iterable[Example], partial: Path, target: Path) -> int:
+        # A writer that writes beside the path it was given (its name with another suffix)
+        # would leave hidden files under the temporary name and nothing at the target.
+        count = writer.write(examples, partial)
+        if count and not partial.exists():
+            raise SpanaugError(
+                f"dataset '{to}' reports {count} examples written but wrote nothing at the path it was given, so {target} "
+                "would not exist; a writer writes exactly that path, a folder when its format has several files "
+                "(docs/writing-a-plugin.md#readers-and-writers)"
+            )
+        return count
+
     if sample is None:
         with atomic_output(output, overwrite) as partial:
-            count = writer.write(unique_ids(read, source), partial)
+            count = write(unique_ids(read, source), partial, output)
     else:
         import random
         from contextlib import nullcontext
@@ -394,9 +423,9 @@ def convert_group(
         chosen = set(random.Random(seed).sample(range(len(examples)), sample))
         # Both outputs are checked before either is written, and appear together or not at all.
         with atomic_output(output, overwrite) as partial, (atomic_output(rest, overwrite) if rest else nullcontext()) as rest_partial:
-            count = writer.write((e for i, e in enumerate(examples) if i in chosen), partial)
+            count = write((e for i, e in enumerate(examples) if i in chosen), partial, output)
             if rest is not None:
-                others = writer.write((e for i, e in enumerate(examples) if i not in chosen), rest_partial)
+                others = write((e for i, e in enumerate(examples) if i not in chosen), rest_partial, rest)
         if rest is not None:
             note(f"wrote the other {others} examples to {rest}")
     note(f"wrote {count} examples to {output}")

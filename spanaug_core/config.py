@@ -28,13 +28,13 @@ from pydantic.fields import FieldInfo
 from spanaug_core.errors import ConfigError
 from spanaug_core.flags import flag
 from spanaug_core.kinds import SECTIONS, Section
-from spanaug_core.settings import ComponentSpec, PipelineSettings
+from spanaug_core.settings import ComponentSpec, PipelineSettings, RunPreset
 
-__all__ = ["BEFORE_ADDED", "REMOVED", "ComponentSpec", "PipelineSettings", "RunConfig", "load_run_config"]
+__all__ = ["BEFORE_ADDED", "REMOVED", "ComponentSpec", "PipelineSettings", "RunConfig", "RunPreset", "load_run_config"]
 
 # Settings added after runs could already be resumed, with the value that reproduces what a
 # run started before them did (a resumed run must go on as it began).
-BEFORE_ADDED: dict[str, Any] = {"avoid_words": False, "rerank": {"alignment": 1.0}, "min_words": 0, "keep_copies": False, "filter_candidates": False, "content_targets": False}
+BEFORE_ADDED: dict[str, Any] = {"avoid_words": False, "rerank": {"alignment": 1.0}, "min_words": 0, "keep_copies": False, "filter_candidates": False, "content_targets": False, "carry": False, "source_tokens": False, "preset": None}
 
 # Settings a run may have begun with that spanaug no longer has, none of which changed a
 # record: a resume does not compare them. batch_size (requests per call of a decoder that
@@ -50,6 +50,12 @@ class _RunSettings(PipelineSettings):
     ``filters`` (a list), ``lexicon`` (none unless named) and ``engine``.
     """
 
+    preset: str | None = Field(
+        default=None,
+        description="a named set of settings the dataset offers, e.g. precise or more (`spanaug list presets`); "
+        "an option you give wins over the preset's",
+        json_schema_extra=flag("--preset"),
+    )
     input: Path | None = Field(
         default=None, description="dataset file or folder (default: the dataset's own sample)", json_schema_extra=flag("--input")
     )

@@ -24,8 +24,17 @@ from rich.progress import (
 
 from spanaug_core.protocols import ProgressCallback, ProgressEvent
 
-err_console = Console(stderr=True, highlight=False)
-out_console = Console(highlight=False)
+
+def _console(stderr: bool) -> Console:
+    """A console that wraps long lines to the terminal's width, and in a log or a pipe, where
+    rich would assume 80 columns, does not wrap at all: each line stays whole for grep."""
+    stream = sys.stderr if stderr else sys.stdout
+    terminal = getattr(stream, "isatty", lambda: False)()
+    return Console(stderr=stderr, highlight=False, soft_wrap=not terminal)
+
+
+err_console = _console(stderr=True)
+out_console = _console(stderr=False)
 
 
 def error(message: str) -> None:

@@ -208,13 +208,15 @@ def atomic_output(path: Path | str, overwrite: bool = False) -> Iterator[Path]:
 
     The temporary lives in the target's folder (created if needed), so the rename is atomic
     on one file system. Works for a file or a folder written at the given path. An error
-    removes the temporary; a fault of the machine inside becomes a ``FileSystemError``
-    naming ``path`` (``writing``).
+    removes the temporary, and the hidden files a writer derived from its name meanwhile
+    (``.x.ann.txt`` of a writer that puts ``.txt`` beside the ``.ann`` it was given); a
+    fault of the machine inside becomes a ``FileSystemError`` naming ``path`` (``writing``).
     """
     path = output_target(path, overwrite)
     remove_stale_temporaries(path.parent, {path.name})
     partial = _temporary_of(path)
     _remove(partial)
+    before = _derived_from(partial, ())
     try:
         with writing(path):
             yield partial
@@ -226,8 +228,20 @@ def atomic_output(path: Path | str, overwrite: bool = False) -> Iterator[Path]:
                 shutil.rmtree(path)
             os.replace(partial, path)
     except BaseException:
-        _remove_quietly(partial)
+        for entry in (partial, *_derived_from(partial, before)):
+            _remove_quietly(entry)
         raise
+
+
+def _derived_from(partial: Path, before: Collection[Path]) -> list[Path]:
+    """The hidden entries beside ``partial`` not in ``before`` whose names start with the target's
+    up to its first dot (``.x`` for the temporary ``.x.ann.partial-7``), other temporaries aside."""
+    prefix = "." + partial.name[1:].split(".", 1)[0]
+    try:
+        entries = list(partial.parent.iterdir())
+    except OSError:
+        return []  # a folder that cannot be listed: nothing is known to have been derived
+    return [e for e in entries if e.name.startswith(prefix) and e not in before and not _TEMPORARY.fullmatch(e.name)]
 
 
 def remove_stale_temporaries(folder: Path, names: Collection[str] | None = None, locked: Collection[str] = ()) -> None:

@@ -21,7 +21,12 @@ from spanaug_core.types import Alignment, Augmented, Candidate, Constraints, Dec
 
 @dataclass
 class Job:
-    """One span being rewritten (or, with ``target`` None, one sentence paraphrased whole)."""
+    """One span being rewritten (or, with ``target`` None, one sentence paraphrased whole).
+
+    ``kept``: the spans a candidate must keep (the target's group's); ``carried``: the
+    source's other spans, which a record takes along where they are found (``carry``); both
+    as (index in the source's spans, span in ``tokens``).
+    """
 
     target: int | None
     tokens: tuple[str, ...]
@@ -30,6 +35,7 @@ class Job:
     avoid: list[str]
     include: list[str]
     prefer: list[str] = field(default_factory=list)
+    carried: list[tuple[int, Span]] = field(default_factory=list)
     iteration: int = 0
     stopped: str | None = None
     # The last request decoded and its n-best list, for a repeatable decoder to be spared
@@ -61,6 +67,7 @@ class Job:
             "tokens": list(self.tokens),
             "span": list(self.span) if self.span else None,
             "kept": [[i, sp.model_dump(mode="json")] for i, sp in self.kept],
+            "carried": [[i, sp.model_dump(mode="json")] for i, sp in self.carried],
             "avoid": list(self.avoid),
             "include": list(self.include),
             "prefer": list(self.prefer),
@@ -79,6 +86,7 @@ class Job:
             avoid=list(data["avoid"]),
             include=list(data["include"]),
             prefer=list(data.get("prefer", [])),
+            carried=[(i, Span.model_validate(sp)) for i, sp in data.get("carried", [])],  # none before ``carry``
             iteration=data["iteration"],
             stopped=data["stopped"],
         )
@@ -133,7 +141,8 @@ class Attempt:
 
     ``target[rank]``: the target span's alignment into candidate ``rank`` (None for a
     whole-sentence job); ``kept[(rank, span index)]``: a kept span's (``keep=align``);
-    ``scored[rank]``: what the scoring filters said of candidate ``rank`` (adequacy...).
+    ``scored[rank]``: what the scoring filters said of candidate ``rank`` (adequacy...). A
+    carried span's alignment is in ``kept`` too, when it was asked (no single copy of it).
     """
 
     run: ExampleRun
@@ -146,10 +155,13 @@ class Attempt:
 
 @dataclass
 class Choice:
-    """The candidate an attempt keeps, where its target went, its kept spans and its record's scores."""
+    """The candidate an attempt keeps, where its target went, its kept and carried spans, the
+    source spans its record lacks (``dropped``, with ``carry``) and its record's scores."""
 
     candidate: Candidate
     rank: int
     span: tuple[int, int] | None
     kept: list[tuple[int, Span]]
     scores: dict[str, float]
+    carried: list[tuple[int, Span]] = field(default_factory=list)
+    dropped: tuple[int, ...] = ()

@@ -6,9 +6,10 @@ the span into the top-M candidates; let the scoring filters score them (adequacy
 keep the candidate whose scores, weighted by ``rerank``, sum highest (the paper keeps the
 one the aligner likes best: ``rerank={"alignment": 1}``) among those the filters accept
 (``filter_candidates``; the paper filters only the kept one); emit it as an ``Augmented``
-record; add the aligned phrase's expansions to the avoid set. A span found on function
-words alone, for a source span with a content word, counts as not found (``content_targets``). A job
-stops early when nothing aligns, when the decoder finds nothing, or when the avoid set
+record, with the source's other spans found in it (``carry``); add the aligned phrase's
+expansions to the avoid set. Candidates are tokenized as their source (``source_tokens``).
+A span found on function words alone, for a source span with a content word, counts as
+not found (``content_targets``). A job stops early when nothing aligns, when the decoder finds nothing, or when the avoid set
 stops growing, and the reason is reported.
 
 Examples stream through a request queue: the decoder takes requests whenever it has
@@ -40,7 +41,7 @@ import time
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
-from spanaug_core.choices import first_rejection, ranked_choices, record_of
+from spanaug_core.choices import carried_copy_found, first_rejection, ranked_choices, record_of
 from spanaug_core.config import RunConfig
 from spanaug_core.errors import SpanaugError
 from spanaug_core.jobs import Attempt, ExampleRun, Job
@@ -61,8 +62,8 @@ from spanaug_core.protocols import (
 )
 from spanaug_core.scheduling import RequestQueue, stream_decode
 from spanaug_core.settings import PipelineSettings
-from spanaug_core.text import detokenize, is_content_word, overlaps
-from spanaug_core.types import AlignItem, Augmented, Example, Span
+from spanaug_core.text import detokenize, is_content_word, overlaps, retokenize
+from spanaug_core.types import AlignItem, Augmented, Candidate, Example, Span
 
 # A request's key is (example sequence number) * _JOBS + (job index): older examples first.
 _JOBS = 1 << 20
@@ -232,7 +233,7 @@ class Pipeline:
             for key, nbest in finished:
                 run = runs[key // _JOBS]
                 job = run.jobs[key % _JOBS]
-                run.pending[key % _JOBS] = kept = [c for c in nbest[:top_m] if c.tokens]
+                run.pending[key % _JOBS] = kept = [self._like_source(job, c) for c in nbest[:top_m] if c.tokens]
                 job.last = (job.request, kept)
                 if all(v is not None for v in run.pending.values()):
                     ready.append(run)
@@ -271,6 +272,13 @@ class Pipeline:
         order.add(run)
         return run
 
+    def _like_source(self, job: Job, candidate: Candidate) -> Candidate:
+        """The candidate tokenized as the job's sentence is (``source_tokens``): "M." one token where the source has it."""
+        if not self.settings.source_tokens:
+            return candidate
+        tokens = retokenize(candidate.tokens, job.tokens)
+        return candidate if tokens == candidate.tokens else candidate.model_copy(update={"tokens": tokens})
+
     def _active(self, run: ExampleRun) -> list[int]:
         """Indices of the jobs that go on to the next iteration."""
         if run.iteration >= self.settings.iterations:
@@ -306,6 +314,7 @@ class Pipeline:
                 kept=kept,
                 avoid=_unique(self.expander.expand(target.text(example.tokens))),
                 include=self._includes(example.tokens, kept),
+                carried=self._carried(example, {t, *(i for i, _ in kept)}),
             )
             job.prefer = self._prefer(example, job)
             jobs.append(job)
@@ -313,9 +322,17 @@ class Pipeline:
         # skipped is not (its kept spans belong to a skipped target).
         if not rewritten and keepable:
             whole = Job(None, example.tokens, None, keepable, [], self._includes(example.tokens, keepable))
+            whole.carried = self._carried(example, {i for i, _ in keepable})
             if whole.free_words >= s.min_words:
                 jobs.append(whole)
         return jobs, skipped
+
+    def _carried(self, example: Example, taken: set[int]) -> list[tuple[int, Span]]:
+        """The spans a job's records carry along (``carry``): all but its target and kept spans
+        (none with ``keep = drop``, which carries nothing)."""
+        if not self.settings.carry or self.settings.keep == "drop":
+            return []
+        return [(i, sp) for i, sp in enumerate(example.spans) if i not in taken]
 
     def _prefer(self, example: Example, job: Job) -> list[str]:
         """The lexicon's words for the job's target under its avoid set so far, for the
@@ -342,7 +359,8 @@ class Pipeline:
             attempt.run.outcomes.extend(self._advance(attempt))
 
     def _align(self, attempts: list[Attempt]) -> None:
-        """Align every attempt's target (and, with ``keep=align``, kept spans) into its candidates."""
+        """Align every attempt's target (and, with ``keep=align``, kept spans; with ``carry``, the
+        carried spans a candidate does not copy once) into its candidates."""
         slots: list[tuple[Attempt, int, int | None]] = []
         items: list[AlignItem] = []
         for attempt in attempts:
@@ -352,10 +370,11 @@ class Pipeline:
                 if job.span is not None:
                     slots.append((attempt, rank, None))
                     items.append(AlignItem(source_tokens=job.tokens, source_span=job.span, target_tokens=cand.tokens))
-                if self.settings.keep == "align":
-                    for idx, sp in job.kept:
-                        slots.append((attempt, rank, idx))
-                        items.append(AlignItem(source_tokens=job.tokens, source_span=(sp.start, sp.end), target_tokens=cand.tokens))
+                wanted = job.kept if self.settings.keep == "align" else []
+                wanted = wanted + [(i, sp) for i, sp in job.carried if not carried_copy_found(attempt, rank, sp, self.settings)]
+                for idx, sp in wanted:
+                    slots.append((attempt, rank, idx))
+                    items.append(AlignItem(source_tokens=job.tokens, source_span=(sp.start, sp.end), target_tokens=cand.tokens))
         if not items:
             return
         t0 = time.perf_counter()
@@ -447,5 +466,5 @@ class Pipeline:
                 job.stopped = "avoid-set-unchanged"
                 self.stats.stopped[job.stopped] += 1
         if self.settings.chain:
-            job.tokens, job.span, job.kept = cand.tokens, choice.span, choice.kept
+            job.tokens, job.span, job.kept, job.carried = cand.tokens, choice.span, choice.kept, choice.carried
         return out

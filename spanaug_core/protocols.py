@@ -77,22 +77,31 @@ class Component(Protocol):
 
 @runtime_checkable
 class DatasetReader(Component, Protocol):
-    """Yields labeled examples from a file or folder (``path=None``: the plugin's default data).
+    """Yields labeled examples from a file or folder (``path=None``: the plugin's default data),
+    given as a ``str`` or a ``Path``.
 
     A reader may also have ``suggested_settings``, a class-level dict of pipeline settings
-    (``PipelineSettings`` fields, and ``lexicon``) its data is best augmented with, such as
-    labels not worth rewriting or the lexicon of its labels; a run applies each one it sets
-    no value for (``run.with_suggested_settings``).
+    (``PipelineSettings`` fields, ``lexicon`` and ``filters``) its data is best augmented
+    with, such as labels not worth rewriting or the lexicon of its labels; a run applies
+    each one it sets no value for (``run.with_suggested_settings``). And ``presets``, a
+    class-level tuple of ``RunPreset``: named sets of run settings measured on its data,
+    which ``spanaug run --preset NAME`` applies (``run.with_preset``).
     """
 
-    def read(self, path: Path | None) -> Iterator[Example]: ...
+    def read(self, path: str | Path | None) -> Iterator[Example]: ...
 
 
 @runtime_checkable
 class DatasetWriter(Protocol):
-    """A dataset that can also write examples back in its own format."""
+    """A dataset that can also write examples back in its own format.
 
-    def write(self, examples: Iterable[Example], path: Path) -> int: ...
+    ``write`` writes exactly ``path`` (a ``str`` or a ``Path``; ``spanaug convert`` hands it a
+    temporary name beside the output and renames it when the write succeeded) and returns
+    how many examples it wrote. A format of several files is a folder at ``path``; files
+    beside ``path`` named after it would be left behind under the temporary name.
+    """
+
+    def write(self, examples: Iterable[Example], path: str | Path) -> int: ...
 
 
 @runtime_checkable

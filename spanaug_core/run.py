@@ -1,9 +1,9 @@
 """One ``spanaug run``: build the components a RunConfig names, stream the dataset
 through the pipeline into a RunStore, and leave a manifest that says how it ended.
 
-The dataset's suggested settings are applied and every component's options validated,
-once, into a ``RunPlan`` before any output is touched, so a typo in a config costs
-nothing. The engine the config names (``local`` by default, or ``ray``) builds the plan's
+The settings of the run's preset and its dataset's suggested settings are applied (where
+the run sets none) and every component's options validated, once, into a ``RunPlan``
+before any output is touched, so a typo in a config costs nothing. The engine the config names (``local`` by default, or ``ray``) builds the plan's
 pipeline where it runs; this process always reads the input and is the one writer of the
 run folder, whose manifest keeps every component's options with their defaults filled in.
 On resume the examples the last commit had read are skipped (the id of the last one is
@@ -30,15 +30,16 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
+from pydantic_core import to_jsonable_python
 
-from spanaug_core.config import RunConfig
+from spanaug_core.config import RunConfig, merge
 from spanaug_core.errors import ConfigError, DataError, FileSystemError, RunStateError
 from spanaug_core.kinds import SECTIONS
 from spanaug_core.outcomes import Checkpoint
-from spanaug_core.output import RunStore
+from spanaug_core.output import MANIFEST, RunStore
 from spanaug_core.plugins import Registry, default_registry
 from spanaug_core.protocols import Execution, ProgressCallback, RunPlan
-from spanaug_core.settings import PipelineSettings
+from spanaug_core.settings import PipelineSettings, RunPreset
 from spanaug_core.types import Example
 
 
@@ -148,20 +149,65 @@ def execute(
 ) -> RunSummary:
     """Run (or resume) the augmentation a config describes, writing into ``config.output``.
 
-    The dataset's suggested settings apply where the config sets none (``note`` is told
-    each one applied, before the run starts).
+    The settings of the config's ``preset``, then the dataset's suggested settings, apply
+    where the config sets none (``note`` is told what each applied, before the run starts).
     """
     reg = registry or default_registry()
+    config, preset = with_preset(config, reg)
     config, suggested = with_suggested_settings(config, reg)
     if note is not None:
+        if preset:
+            given = ", ".join(f"{key} = {value!r}" for key, value in preset.items())
+            note(f"preset {config.preset} of the {config.dataset.name} dataset: {given} (an option you give wins over these)")
         for key, value in suggested.items():
-            shown = value.model_dump() if hasattr(value, "model_dump") else value  # a component, as a config file writes it
-            note(f"{key} = {shown!r}: the {config.dataset.name} dataset's suggestion (set {key} to override it)")
+            # Components (a lexicon, a list of filters) as a config file writes them.
+            note(f"{key} = {to_jsonable_python(value)!r}: the {config.dataset.name} dataset's suggestion (set {key} to override it)")
     plan = reg.plan(config)
+    if resume and note is not None and not (config.output / MANIFEST).is_file():
+        # A script may pass --resume on every call; a mistyped --output must not go unnoticed.
+        where = "is not there" if not config.output.exists() else f"holds no {MANIFEST}"
+        note(f"--resume: {config.output} {where}, so there is no run to continue; starting a new run in it")
     reader = plan.one("dataset").build()
     engine = plan.one("engine").build()
     with engine.start(plan, progress) as execution:
         return _drive(config, reader, execution, resume, resolved_component_options(plan))
+
+
+def presets_of(dataset: str, registry: Registry | None = None) -> dict[str, RunPreset]:
+    """The run presets a dataset offers, by name (``spanaug list presets`` shows every dataset's)."""
+    found = getattr((registry or default_registry()).get("dataset", dataset), "presets", ())
+    return {preset.name: preset for preset in found}
+
+
+def with_preset(config: RunConfig, registry: Registry | None = None) -> tuple[RunConfig, dict[str, Any]]:
+    """The config with the settings of its ``preset`` that it does not set itself, and those settings.
+
+    What the run sets anywhere (config file, flag, ``--set``) wins: a setting whole, a
+    component's options one by one (``--beam 8`` keeps the preset's other decoder options),
+    a list whole (``--filter sense`` replaces the preset's filters). The dataset's suggested
+    settings then fill in what neither sets (``with_suggested_settings``).
+    """
+    if config.preset is None:
+        return config, {}
+    name = config.dataset.name
+    offered = presets_of(name, registry)
+    preset = offered.get(config.preset)
+    if preset is None:
+        known = f"its presets: {', '.join(offered)}" if offered else "it offers none"
+        raise ConfigError(f"dataset '{name}' has no preset '{config.preset}'; {known} (spanaug list presets)")
+    mine = config.model_dump(mode="json", exclude_unset=True)
+    applied: dict[str, Any] = {}
+    for key, value in preset.settings.items():
+        if key not in mine:
+            applied[key] = value
+        elif isinstance(value, dict) and isinstance(mine[key], dict):
+            options = {option: v for option, v in value.items() if option not in mine[key]}
+            if options:
+                applied[key] = options
+    try:
+        return RunConfig(**merge(preset.settings, mine)), applied
+    except ValidationError as exc:
+        raise ConfigError(f"preset '{preset.name}' of dataset '{name}' is not a valid run config (a bug in its plugin): {exc}") from None
 
 
 def with_suggested_settings(config: RunConfig, registry: Registry | None = None) -> tuple[RunConfig, dict[str, Any]]:
@@ -176,7 +222,7 @@ def with_suggested_settings(config: RunConfig, registry: Registry | None = None)
     wanted = {key: value for key, value in suggested.items() if key not in config.model_fields_set}
     if not wanted:
         return config, {}
-    unknown = sorted(set(wanted) - set(PipelineSettings.model_fields) - {"lexicon"})
+    unknown = sorted(set(wanted) - set(PipelineSettings.model_fields) - {"lexicon", "filters"})
     if unknown:
         raise ConfigError(f"dataset '{name}' suggests unknown setting(s) {', '.join(unknown)} (a bug in its plugin)")
     try:

@@ -1,13 +1,15 @@
-"""The settings of the iterative loop, and a component named with its options.
+"""The settings of the iterative loop, a component named with its options, and run presets.
 
 These sit below the protocols and the run config: a ``RunPlan`` (what an engine runs)
 carries ``PipelineSettings``, and the run config (``spanaug_core.config``) names each
 component as a ``ComponentSpec``. A setting that deserves a ``spanaug run`` flag declares
-it on its field with ``flag()`` (``spanaug_core.flags``).
+it on its field with ``flag()`` (``spanaug_core.flags``). A ``RunPreset`` is a named set
+of run settings a dataset offers (``spanaug run --preset NAME``).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -25,6 +27,21 @@ class ComponentSpec(BaseModel):
     @property
     def options(self) -> dict[str, Any]:
         return dict(self.model_extra or {})
+
+
+@dataclass(frozen=True)
+class RunPreset:
+    """Run settings under one name, offered by a dataset (its class-level ``presets``).
+
+    ``settings`` are written as a config file writes them (``{"filters": [...],
+    "iterations": 2, "decoder": {"beam_size": 4}}``); a run that names the preset takes each
+    one it does not set itself, a component's options one by one. ``description`` says in a
+    line what the settings are for and links the results page that measured them.
+    """
+
+    name: str
+    description: str
+    settings: dict[str, Any]
 
 
 class PipelineSettings(BaseModel):
@@ -80,6 +97,18 @@ class PipelineSettings(BaseModel):
         default=True,
         description="keep = align: a kept span the paraphrase copies word for word, once, is kept where the copy is, "
         "and the aligner places the others (a copy needs no aligner; one that occurs twice could be either)",
+    )
+    carry: bool = Field(
+        default=True,
+        description="a record also carries the source's other spans (other groups, ungrouped spans, spans across the "
+        "rewritten one) where a copy or the aligner finds them, marked attrs.carried; another group comes whole or not "
+        "at all, and the record lists the source spans it lacks in dropped (false: only the rewritten span and its "
+        "group's kept spans; docs/data-format.md)",
+    )
+    source_tokens: bool = Field(
+        default=True,
+        description="a paraphrase keeps as one token a word its source holds as one token that spanaug's tokenizer "
+        "splits (UD's \"M.\", CoNLL-2003's \"F-16\"), so records are tokenized as their sources (false: as spanaug tokenizes)",
     )
     content_targets: bool = Field(
         default=True,

@@ -8,6 +8,8 @@ CoNLL-2003, OntoNotes and UD do) and reversible enough that
 ``tokenize_with_offsets`` keeps each token's character offsets and can split tokens at
 given offsets, so character-offset annotations (FrameNet, brat) map onto whole tokens.
 ``placeholders`` reads the fields of a user's prompt template (``{avoid}``, ``{source}``).
+``retokenize`` joins back, in a paraphrase's tokens, a source's tokens that the tokenizer
+splits ("M." read from UD), so the paraphrase is tokenized as its source was.
 """
 
 from __future__ import annotations
@@ -99,6 +101,36 @@ def tokenize_with_offsets(text: str, boundaries: Iterable[int] = ()) -> Tokenize
             tokens.append(text[a:b])
             offsets.append((a, b))
     return Tokenized(tuple(tokens), tuple(offsets))
+
+
+def retokenize(tokens: Sequence[str], like: Sequence[str]) -> tuple[str, ...]:
+    """``tokens`` with every run that spells one token of ``like`` as ``tokenize`` splits it
+    joined back into that token: ``("Jennifer", "M", ".")`` like ``("Jennifer", "M.")`` gives
+    ``("Jennifer", "M.")``. A corpus keeps abbreviations and some hyphenated words whole
+    ("M.", CoNLL-2003's "F-16"); a paraphrase of its sentence, tokenized from the decoder's
+    text, then keeps them whole too.
+    """
+    whole: dict[tuple[str, ...], str] = {}
+    for token in like:
+        pieces = tuple(tokenize(token))
+        if len(pieces) > 1:
+            whole.setdefault(pieces, token)
+    if not whole:
+        return tuple(tokens)
+    longest = max(map(len, whole))
+    out: list[str] = []
+    i = 0
+    while i < len(tokens):
+        for n in range(min(longest, len(tokens) - i), 1, -1):
+            joined = whole.get(tuple(tokens[i : i + n]))
+            if joined is not None:
+                out.append(joined)
+                i += n
+                break
+        else:
+            out.append(tokens[i])
+            i += 1
+    return tuple(out)
 
 
 def _joins_words(tokens: Sequence[str], i: int) -> bool:

@@ -18,6 +18,11 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from spanaug_core.text import detokenize, tokenize, tokenize_with_offsets
 
 
+CARRIED = "carried"
+"""The ``attrs`` key that marks a record's span as carried from the source, not rewritten or kept
+(``PipelineSettings.carry``)."""
+
+
 class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -199,6 +204,11 @@ class Augmented(_Frozen):
     scores: dict[str, float]
     constraints: Constraints
     components: dict[str, str] = Field(default_factory=dict)
+    # Left out of the JSON when empty: a record of a run begun before spans were carried
+    # (``carry``) reads and writes as it did then.
+    dropped: tuple[int, ...] = Field(
+        default=(), exclude_if=lambda value: not value, description="indices, in the source's spans, of those the record lacks"
+    )
 
     def as_example(self) -> Example:
         """This record as an input example (to augment augmented data, or to train on it)."""

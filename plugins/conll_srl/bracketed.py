@@ -10,7 +10,13 @@ The two differ only in where things are, which a ``Layout`` says:
 
 The proposition columns are rebuilt from spans on writing; every other cell and the
 exact whitespace between cells (OntoNotes aligns columns with runs of spaces) are kept in
-meta, so a file read and written back is unchanged.
+meta, so a file read and written back is unchanged. An example without those cells (an
+augmented record) gets ``-`` and ``*`` in them and its predicates' lemma and frameset
+(from ``attrs``, else from a roleset label such as ``attack.01``), so its spans read back
+as they were; CoNLL-2005 has no frameset column, so there a predicate reads back labelled
+with its lemma. A column may hold a second ``(V*)``, the particle of a phrasal verb as
+CoNLL-U Plus marks it: it is an argument labelled ``V``, the predicate being the ``V`` on
+the row that names a lemma.
 """
 
 from __future__ import annotations
@@ -97,9 +103,12 @@ def read_sentence(block: Block, layout: Layout, ident: str) -> Example:
         except ValueError as exc:
             raise block.error(f"proposition column {column - first + 1}: {exc}") from None
         verbs = [s for s in spans if s[2] == "V"]
+        if len(verbs) > 1:  # a particle marked V too: the predicate is the V whose row names a lemma
+            verbs = [s for s in verbs if rows[s[0]][0][lemma_col] != "-"]
         if len(verbs) != 1:
-            raise block.error(f"expected exactly one (V*) in proposition column {column - first + 1}, found {len(verbs)}")
-        start, stop, _ = verbs[0]
+            raise block.error(f"expected exactly one (V*) on a row with a lemma in proposition column {column - first + 1}, found {len(verbs)}")
+        predicate = verbs[0]
+        start, stop, _ = predicate
         lemma = rows[start][0][lemma_col]
         frameset = rows[start][0][layout.frameset] if layout.frameset is not None else "-"
         attrs: dict[str, Any] = {"lemma": lemma}
@@ -108,7 +117,7 @@ def read_sentence(block: Block, layout: Layout, ident: str) -> Example:
         if close_labels:
             attrs["close_labels"] = True
         prop = Proposition(start, stop, f"{lemma}.{frameset}" if frameset != "-" else lemma, attrs)
-        prop.arguments = [Span(start=s, end=e, label=label, role="argument") for s, e, label in spans if label != "V"]
+        prop.arguments = [Span(start=s, end=e, label=label, role="argument") for s, e, label in spans if (s, e, label) != predicate]
         propositions.append(prop)
     meta: dict[str, Any] = {
         "format": layout.name,
@@ -136,7 +145,7 @@ def write_sentence(example: Example, layout: Layout) -> Iterator[str]:
         )
         for p in propositions
     ]
-    lemmas = {p.start: (str(p.attrs.get("lemma", p.label)), str(p.attrs.get("frameset", "-"))) for p in propositions}
+    lemmas = {p.start: _lemma_and_frameset(p) for p in propositions}
     cells_meta = example.meta.get("cells")
     gaps_meta = example.meta.get("gaps")
     own = isinstance(cells_meta, list) and len(cells_meta) == n
@@ -154,3 +163,15 @@ def write_sentence(example: Example, layout: Layout) -> Iterator[str]:
             cells = layout.default_row(i, token, lemma, frameset, props)
         gaps = gaps_meta[i] if own and isinstance(gaps_meta, list) else None
         yield join_spaced(cells, gaps) + ends[len(comments) + i]
+
+
+def _lemma_and_frameset(prop: Proposition) -> tuple[str, str]:
+    """The predicate's lemma and frameset cells: from its attrs, else from its label (``attack.01``)."""
+    lemma = prop.attrs.get("lemma")
+    frameset = prop.attrs.get("frameset")
+    if lemma is None:
+        stem, dot, sense = prop.label.rpartition(".")
+        lemma, frameset = (stem, frameset or sense) if dot and stem and sense.isdigit() else (prop.label, frameset)
+    elif frameset is None and prop.label.startswith(f"{lemma}."):
+        frameset = prop.label[len(lemma) + 1 :]
+    return str(lemma), str(frameset or "-")

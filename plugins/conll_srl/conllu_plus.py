@@ -11,6 +11,11 @@ writer marks the same word again. A predicate span carries its word's lemma and 
 (``attrs["lemma"]``, ``attrs["pos"]``, which the pipeline's ``skip_pos`` reads). The first
 ten columns of every line (multiword-token and empty-node lines whole) are kept in meta,
 which makes writing back exact.
+
+An example without those columns (an augmented record: a paraphrase has new words and no
+dependency tree) can be written only when each of its arguments is one word: the head of
+a longer span is unknown, and marking any word of it would read back as another span.
+The writer refuses such an example and names the formats that keep spans whole.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from typing import Any, Literal
 
 from spanaug_conll_srl.propositions import Proposition, from_example, to_spans
 
-from spanaug_core.errors import one_line
+from spanaug_core.errors import DataError, one_line
 from spanaug_core.types import Example, Span
 from spanaug_shared.columns import Block, endings, endings_meta
 
@@ -152,6 +157,7 @@ def write_sentence(example: Example) -> Iterator[str]:
             columns[column][min(max(head, arg.start), arg.end - 1)] = arg.label
     rows = example.meta.get("rows")
     if not isinstance(rows, list) or sum(row.split("\t", 1)[0].isdigit() for row in rows) != n:
+        _one_word_arguments(example, propositions)
         rows = ["\t".join([str(i + 1), token] + [EMPTY] * (UD_COLUMNS - 2)) for i, token in enumerate(example.tokens)]
     comments = list(example.meta.get("comments", [f"# text = {example.text}"]))
     ends = endings(example.meta, len(comments) + len(rows))
@@ -162,3 +168,17 @@ def write_sentence(example: Example) -> Iterator[str]:
             row = "\t".join([row, senses[word], *(column[word] for column in columns)])
             word += 1
         yield row + end
+
+
+def _one_word_arguments(example: Example, propositions: Sequence[Proposition]) -> None:
+    """Raise DataError unless every argument is one word: without a dependency tree (HEAD), the
+    head word CoNLL-U Plus marks would read back as that word alone."""
+    for prop in propositions:
+        for arg in prop.arguments:
+            if arg.end - arg.start > 1:
+                raise DataError(
+                    f"example {example.id}: CoNLL-U Plus marks an argument by its head word, and this example has no "
+                    f"dependency tree to find the head of {arg.label} {arg.text(example.tokens)!r} ({arg.end - arg.start} words) in "
+                    "(an augmented record, or one read from another format); write it where spans are whole: "
+                    "--to-set write_format=conll2012 (or conll2005, which has no roleset column)"
+                )

@@ -3,8 +3,11 @@
 The format is chosen by option or detected from the file (a ``.conllu`` name or 12+
 tab-separated columns with a numeric ID: CoNLL-U Plus; ``_conll`` names or a
 ``#begin document`` line: CoNLL-2012; otherwise CoNLL-2005). Each example keeps its
-format in ``meta["format"]``; the writer writes each example in the format it came from
-unless told otherwise, so a file read and written back is reproduced exactly.
+format in ``meta["format"]``; the writer writes a file in the format of its first example
+unless told otherwise, so a file read and written back is reproduced exactly, and records
+written after their sources (``convert --with-sources``) join the sources' format. What a
+format cannot hold is refused, not written approximately: CoNLL-U Plus needs the
+dependency tree a paraphrase lacks to mark a multiword argument (``conllu_plus``).
 """
 
 from __future__ import annotations
@@ -23,8 +26,10 @@ from spanaug_conll_srl.propositions import orphans
 
 from spanaug_core.errors import SpanaugError
 from spanaug_core.protocols import ComponentConfig
+from spanaug_core.settings import RunPreset
 from spanaug_core.types import Example
 from spanaug_shared.columns import Block, read_blocks, read_sentences, write_sentences
+from spanaug_shared.presets import quality_line
 
 log = logging.getLogger(__name__)
 
@@ -59,6 +64,20 @@ class ConllSrl:
     # have.01: "I [have] long been") carry tense, not a meaning to reword. CoNLL-2005/2012
     # predicates carry no pos: skip_labels still serves.
     suggested_settings: ClassVar[dict[str, Any]] = {"skip_labels": ["be", "be.*", "do.01"], "skip_pos": ["NOUN", "AUX"]}
+    # The UP EWT lines judged (docs/results/srl-skips.md#both-on-a-fresh-sample-seed-25).
+    presets: ClassVar[tuple[RunPreset, ...]] = (
+        RunPreset(
+            "precise",
+            "two rounds, the README's quality line and the sense filter, beam 4 and top-m 4: fewer, surer records "
+            "(docs/results/srl-skips.md#both-on-a-fresh-sample-seed-25)",
+            quality_line("sense", iterations=2, beam=4, top_m=4),
+        ),
+        RunPreset(
+            "more",
+            "two rounds, the README's quality line, beam 4 and top-m 4 (docs/results/srl-skips.md#both-on-a-fresh-sample-seed-25)",
+            quality_line(iterations=2, beam=4, top_m=4),
+        ),
+    )
 
     class Config(ComponentConfig):
         format: Literal["auto", "conllu", "conll2005", "conll2012"] = Field(
@@ -73,7 +92,9 @@ class ConllSrl:
             default=None, description="PropBank frames folder: attach roleset names and role descriptions to the spans"
         )
         write_format: Literal["same", "conllu", "conll2005", "conll2012"] = Field(
-            default="same", description="format to write: each example's own (CoNLL-U Plus for examples from elsewhere) or one for all"
+            default="same",
+            description="format to write: the first example's own (CoNLL-U Plus for examples from elsewhere) or the one named, "
+            "for the whole file; augmented records with multiword arguments need conll2012 or conll2005 (docs/datasets.md)",
         )
 
     def __init__(self, config: Config) -> None:
@@ -81,10 +102,11 @@ class ConllSrl:
         self.warnings: Counter[str] = Counter()
         self._frames = FrameFiles(config.frames) if config.frames is not None else None
 
-    def read(self, path: Path | None) -> Iterator[Example]:
+    def read(self, path: str | Path | None) -> Iterator[Example]:
         """Stream the sentences of an SRL file as examples (a target span per predicate, its arguments grouped)."""
         if path is None:
             raise SpanaugError("the conll-srl dataset has no default data; pass --input FILE (e.g. en_ewt-up-dev.conllu)")
+        path = Path(path)
         fmt = detect_format(path) if self.config.format == "auto" else self.config.format
 
         def make(block: Block, pre: str, number: int) -> Example:
@@ -118,23 +140,24 @@ class ConllSrl:
             spans.append(span.model_copy(update={"attrs": {**span.attrs, "description": description}}) if description else span)
         return example.model_copy(update={"spans": tuple(spans)})
 
-    def count(self, path: Path | None) -> int | None:
+    def count(self, path: str | Path | None) -> int | None:
         """Number of sentences in the file (for a progress bar)."""
         if path is None:
             return None
-        return sum(1 for block in read_blocks(path) if block.lines and not bracketed.is_comment_block(block))
+        return sum(1 for block in read_blocks(Path(path)) if block.lines and not bracketed.is_comment_block(block))
 
-    def write(self, examples: Iterable[Example], path: Path) -> int:
-        """Write examples in their own SRL format (or ``write_format``); returns how many were written."""
+    def write(self, examples: Iterable[Example], path: str | Path) -> int:
+        """Write examples in the first one's SRL format (or ``write_format``); returns how many were written."""
+        chosen: list[str] = [] if self.config.write_format == "same" else [self.config.write_format]
 
         def lines(example: Example) -> Iterable[str]:
             lost = orphans(example)
             if lost:
                 self.warnings["argument without its predicate not written"] += lost
                 log.warning("%s: %d argument span(s) whose group has no target not written", example.id, lost)
-            fmt = self.config.write_format
-            if fmt == "same":
-                fmt = example.meta.get("format", "conllu")
+            if not chosen:  # one file, one format: a reader takes the file's from its name or first line
+                chosen.append(str(example.meta.get("format", "conllu")))
+            fmt = chosen[0]
             if fmt != example.meta.get("format"):
                 # Layout meta belongs to the format it was read from.
                 example = example.model_copy(update={"meta": {}})
@@ -142,4 +165,4 @@ class ConllSrl:
                 return conllu_plus.write_sentence(example)
             return bracketed.write_sentence(example, bracketed.LAYOUTS[fmt])
 
-        return write_sentences(examples, path, lines)
+        return write_sentences(examples, Path(path), lines)

@@ -34,8 +34,10 @@ from typing import Any, ClassVar, Literal
 from pydantic import Field
 
 from spanaug_core.errors import ConfigError, DataError, SpanaugError, one_line
+from spanaug_core.settings import RunPreset
 from spanaug_core.text import token_offsets
 from spanaug_core.types import Example, Span
+from spanaug_shared.presets import ENTITY_PRESETS
 from spanaug_shared.tagging import EntityOptions, encode
 
 log = logging.getLogger(__name__)
@@ -120,6 +122,7 @@ class SpacyDataset:
     """spaCy DocBin (.spacy) files: doc.ents and doc.spans groups as spans, written back so `spacy train` reads them."""
 
     name: ClassVar[str] = "spacy"
+    presets: ClassVar[tuple[RunPreset, ...]] = ENTITY_PRESETS
 
     class Config(EntityOptions):
         groups: list[str] | None = Field(
@@ -150,13 +153,13 @@ class SpacyDataset:
             raise DataError("no such file or folder; expected a .spacy DocBin file or a folder of them", path=path)
         return [(path, path.name)]
 
-    def count(self, path: Path | None) -> int | None:
+    def count(self, path: str | Path | None) -> int | None:
         """Docs in the files, when each is one example (the progress bar's total)."""
         if self.config.unit == "sentence":
             return None  # counting sentences would read every doc twice
         return sum(len(load_docbin(file)) for file, _ in self._files(path))
 
-    def read(self, path: Path | None) -> Iterator[Example]:
+    def read(self, path: str | Path | None) -> Iterator[Example]:
         """Stream the docs of the file(s), or their sentences, as examples."""
         files = self._files(path)
         _spacy()
@@ -219,7 +222,7 @@ class SpacyDataset:
             raise DataError(f"doc {ident.rpartition('#')[2]}: {one_line(exc)}; spanaug tokens hold no whitespace", path=file) from None
 
     # -- writing ----------------------------------------------------------------------
-    def write(self, examples: Iterable[Example], path: Path) -> int:
+    def write(self, examples: Iterable[Example], path: str | Path) -> int:
         """Write the examples as one DocBin file, the sentences read from one doc as that doc again; returns how many."""
         _spacy()
         from spacy.tokens import Doc, DocBin

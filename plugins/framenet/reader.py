@@ -20,11 +20,13 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import Field
 from spanaug_framenet.release import ID_PREFIX, AnnotationSet, Sentence, find_release, frame_ids, read_file
+from spanaug_framenet.presets import FRAMENET_PRESETS
 from spanaug_framenet.splits import Split, split_of
 from spanaug_framenet.writer import write_release
 
 from spanaug_core.errors import DataError
 from spanaug_core.protocols import ComponentConfig
+from spanaug_core.settings import RunPreset
 from spanaug_core.text import Tokenized, tokenize_with_offsets
 from spanaug_core.types import Example, Span
 
@@ -36,8 +38,10 @@ class FrameNetReader:
 
     name: ClassVar[str] = "framenet"
     # The prompt offers a few of the frame's words near the trigger, which keeps more outputs
-    # in the frame (docs/results/framenet-lexicon.md).
-    suggested_settings: ClassVar[dict[str, Any]] = {"lexicon": {"name": "framenet"}}
+    # in the frame, and frame-lexicon keeps the triggers the frame lists: together they lift
+    # the share of good records most (docs/results/framenet-lexicon.md).
+    suggested_settings: ClassVar[dict[str, Any]] = {"lexicon": {"name": "framenet"}, "filters": ["frame-lexicon"]}
+    presets: ClassVar[tuple[RunPreset, ...]] = FRAMENET_PRESETS
 
     class Config(ComponentConfig):
         source: Literal["fulltext", "exemplars", "both"] = Field(
@@ -76,9 +80,9 @@ class FrameNetReader:
                 paths = [p for p in paths if split_of(p.stem, source) == self.config.split]
             yield from ((p, source) for p in paths[: self.config.max_files])
 
-    def read(self, path: Path | None) -> Iterator[Example]:
+    def read(self, path: str | Path | None) -> Iterator[Example]:
         """Stream examples from a release folder (``None``: NLTK's copy, else the embedded sample)."""
-        release = find_release(path)
+        release = find_release(None if path is None else Path(path))
         known = frame_ids(release)
         for file, source in self.files(release):
             yield from self.read_xml(file, source, known)
@@ -100,13 +104,13 @@ class FrameNetReader:
         if self.warnings:
             log.warning("%s: skipped %s", release, ", ".join(f"{n} {what}" for what, n in sorted(self.warnings.items())))
 
-    def count(self, path: Path | None) -> int | None:
+    def count(self, path: str | Path | None) -> int | None:
         """Unknown without parsing every file: no progress total."""
         return None
 
-    def write(self, examples: Iterable[Example], path: Path) -> int:
+    def write(self, examples: Iterable[Example], path: str | Path) -> int:
         """Write examples into a new release folder (fulltext/*.xml, frameIndex.xml); returns how many were written."""
-        return write_release(examples, path, self.config.document, self.warnings)
+        return write_release(examples, Path(path), self.config.document, self.warnings)
 
     def _skip(self, what: str, sentence: Sentence, detail: str) -> None:
         if self.config.strict:

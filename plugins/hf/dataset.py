@@ -3,7 +3,7 @@
 A row holds a token column and a tag column (``tokens`` and ``ner_tags`` by default); the
 tags are ClassLabel ids whose names are chunk tags (``B-PER``), or the tag strings
 themselves. They are decoded as ``conll-ner`` decodes a tag column (scheme detected per
-split, slips counted or refused), and every other column is kept in ``meta["hf"]`` with
+split, slips counted or refused, an entity type seen once among many warned of as a likely typo), and every other column is kept in ``meta["hf"]`` with
 the split, the row and the features, so an example goes back as it came.
 
 Writing builds the layout a user's training script loads with ``load_from_disk``: the
@@ -17,16 +17,18 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
 from pydantic import Field
 
 from spanaug_core.errors import ConfigError, DataError, SpanaugError, one_line
+from spanaug_core.settings import RunPreset
 from spanaug_core.types import Example
 from spanaug_hf.tables import Split, open_splits, quiet, save
-from spanaug_shared.tagging import SCHEMES, Scheme, TagOptions, column_of, detect_scheme, read_column, split_tag
+from spanaug_shared.presets import ENTITY_PRESETS
+from spanaug_shared.tagging import SCHEMES, Scheme, TagOptions, column_of, read_column, scheme_of, split_tag
 
 log = logging.getLogger(__name__)
 
@@ -54,6 +56,7 @@ class HfDataset:
     """Hugging Face datasets (save_to_disk folder, parquet, JSON lines): a tag column as entities, written back with its features."""
 
     name: ClassVar[str] = "hf"
+    presets: ClassVar[tuple[RunPreset, ...]] = ENTITY_PRESETS
 
     class Config(TagOptions):
         tokens: str = Field(default="tokens", min_length=1, description="column of the tokens (a list of strings per row)")
@@ -94,11 +97,11 @@ class HfDataset:
             return chosen, named
         return splits, named
 
-    def count(self, path: Path | None) -> int:
+    def count(self, path: str | Path | None) -> int:
         """Rows in the splits read (the progress bar's total)."""
         return sum(split.size for split in self._splits(path)[0])
 
-    def read(self, path: Path | None) -> Iterator[Example]:
+    def read(self, path: str | Path | None) -> Iterator[Example]:
         """Stream the rows of the chosen splits as examples (entity spans, other columns in meta)."""
         splits, named = self._splits(path)
         prefix = named and len(splits) > 1
@@ -120,7 +123,7 @@ class HfDataset:
                 raise DataError(f"{holder} no column {column!r} (columns: {', '.join(split.columns)}); name yours with {option}=COLUMN", path=path)
         names = _label_names(split.features[config.tags]) if split.features is not None else None
         names = names or config.labels
-        scheme: Scheme = config.scheme if config.scheme != "auto" else self._detect(path, split, names)
+        scheme = self._scheme(path, split, names, config.scheme)
         features = split.features.to_dict() if split.features is not None else None
         for index, (where, row) in enumerate(split.rows()):
             yield self._example(path, split, self._where(split, where), index, row, names, scheme, features, prefix)
@@ -152,15 +155,20 @@ class HfDataset:
             tags.append(tag)
         return tags
 
-    def _detect(self, path: Path, split: Split, names: list[str] | None) -> Scheme:
-        def columns() -> Iterator[list[str]]:
-            for where, row in split.rows():
-                yield self._tag_strings(path, self._where(split, where), row.get(self.config.tags), names)
+    def _scheme(self, path: Path, split: Split, names: list[str] | None, configured: str) -> Scheme:
+        """The split's scheme (detected when ``auto``), from a first pass over its tag column that also
+        warns of a likely typo among its entity types (``scheme_of``)."""
 
-        try:
-            return detect_scheme(columns())
-        except (DataError, ValueError):
-            return "iob2"  # a bad tag: the reading pass reports it with its row
+        def columns() -> Iterator[tuple[list[str], Callable[[int], str]]]:
+            for where, row in split.rows():
+                place = self._where(split, where)
+                try:
+                    tags = self._tag_strings(path, place, row.get(self.config.tags), names)
+                except DataError:
+                    return  # a bad tag: the reading pass reports it with its row
+                yield tags, lambda at, place=place: f"{path}: {place}, token {at}"
+
+        return scheme_of(columns(), configured)
 
     def _example(
         self, path: Path, split: Split, place: str, index: int, row: dict[str, Any],
@@ -194,7 +202,7 @@ class HfDataset:
             raise DataError(f"{place}: invalid sentence: {one_line(exc)}", path=path) from None
 
     # -- writing ----------------------------------------------------------------------
-    def write(self, examples: Iterable[Example], path: Path) -> int:
+    def write(self, examples: Iterable[Example], path: str | Path) -> int:
         """Write the examples with the features and splits of ``like`` (or of the data they were read from); returns how many."""
         config = self.config
         like = open_splits(config.like) if config.like is not None else None
@@ -245,7 +253,7 @@ class HfDataset:
         if like is not None and self.config.tags in like[0][0].columns:
             split = like[0][0]
             names = _label_names(split.features[self.config.tags]) if split.features is not None else None
-            return self._detect(self.config.like, split, names or self.config.labels)
+            return self._scheme(self.config.like, split, names or self.config.labels, "auto")
         return "iob2"
 
     def _tags(self, example: Example, default: Scheme) -> list[str]:

@@ -18,10 +18,12 @@ from pydantic import Field, ValidationError
 
 from spanaug_core.errors import ConfigError, DataError, one_line
 from spanaug_core.protocols import ComponentConfig
+from spanaug_core.settings import RunPreset
 from spanaug_core.text import tokenize
 from spanaug_core.files import input_file, read_lines
 from spanaug_core.types import Example
 from spanaug_shared.jsonlines import objects
+from spanaug_shared.presets import quality_line
 
 _KNOWN = {"id", "tokens", "text", "spans", "meta"}
 
@@ -60,6 +62,21 @@ class JsonlDataset:
     """spanaug's own JSONL format (one example per line), read and written."""
 
     name: ClassVar[str] = "jsonl"
+    # Any span data: the README's quality line, on which every judged span task was measured.
+    presets: ClassVar[tuple[RunPreset, ...]] = (
+        RunPreset(
+            "precise",
+            "two rounds, the README's quality line, beam 4 and top-m 4: where every judged span task was measured "
+            "(docs/quality.md#where-quality-stands; a dataset of your task may offer a surer line)",
+            quality_line(iterations=2, beam=4, top_m=4),
+        ),
+        RunPreset(
+            "more",
+            "ten rounds, the README's quality line, beam 4 and top-m 4: more records, later rounds less often good "
+            "(docs/quality.md#where-quality-stands)",
+            quality_line(iterations=10, beam=4, top_m=4),
+        ),
+    )
 
     class Config(ComponentConfig):
         encoding: str = Field(default="utf-8", description="text encoding of the file")
@@ -67,12 +84,12 @@ class JsonlDataset:
     def __init__(self, config: Config) -> None:
         self.config = config
 
-    def _path(self, path: Path | None) -> Path:
+    def _path(self, path: str | Path | None) -> Path:
         if path is None:
             raise ConfigError("dataset 'jsonl' needs an input file (--input FILE.jsonl)")
         return input_file(path)
 
-    def read(self, path: Path | None) -> Iterator[Example]:
+    def read(self, path: str | Path | None) -> Iterator[Example]:
         path = self._path(path)
         for lineno, obj in objects(path, self.config.encoding):
             try:
@@ -82,11 +99,11 @@ class JsonlDataset:
             except ValueError as exc:
                 raise DataError(str(exc), path, lineno) from None
 
-    def count(self, path: Path | None) -> int:
+    def count(self, path: str | Path | None) -> int:
         """Number of non-blank lines (the progress bar's total)."""
         return sum(1 for _, line in read_lines(self._path(path), self.config.encoding) if line.strip())
 
-    def write(self, examples: Iterable[Example], path: Path) -> int:
+    def write(self, examples: Iterable[Example], path: str | Path) -> int:
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
         n = 0

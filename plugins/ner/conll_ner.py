@@ -6,23 +6,26 @@ separator lines before a sentence are kept as raw text in ``meta["pre"]`` so the
 reproduces the file byte for byte. Tags are decoded leniently (entity counts equal
 seqeval's); the scheme (IOB1, IOB2, BIOES) is detected per file in a first cheap pass
 over the tag column, checked (``strict``: an error; else a counted warning and the
-seqeval reading), and can be changed on writing.
+seqeval reading), and can be changed on writing. The same pass warns, with its line, of
+an entity type seen once among many of the others' (``I-MSIC``: likely a typo).
 """
 
 from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
 from pydantic import Field
-from spanaug_shared.tagging import Scheme, TagOptions, column_of, detect_scheme, read_column, split_tag
+from spanaug_shared.tagging import Scheme, TagOptions, column_of, read_column, scheme_of, split_tag
 
 from spanaug_core.errors import DataError, SpanaugError, one_line
+from spanaug_core.settings import RunPreset
 from spanaug_core.types import Example
 from spanaug_shared.columns import Block, Line, endings, endings_meta, read_blocks, read_sentences, write_sentences
+from spanaug_shared.presets import ENTITY_PRESETS
 
 log = logging.getLogger(__name__)
 
@@ -42,6 +45,7 @@ class ConllNer:
     """CoNLL-2003-style NER (2 or 4 columns, IOB1/IOB2/BIOES): entities as spans, written back exactly."""
 
     name: ClassVar[str] = "conll-ner"
+    presets: ClassVar[tuple[RunPreset, ...]] = ENTITY_PRESETS
 
     class Config(TagOptions):
         fill: str = Field(
@@ -58,11 +62,12 @@ class ConllNer:
         self.warnings: Counter[str] = Counter()
 
     # -- reading ----------------------------------------------------------------------
-    def read(self, path: Path | None) -> Iterator[Example]:
+    def read(self, path: str | Path | None) -> Iterator[Example]:
         """Stream the sentences of a CoNLL NER file as examples (entity spans, raw layout in meta)."""
         if path is None:
             raise SpanaugError("the conll-ner dataset has no default data; pass --input FILE (e.g. eng.train)")
-        scheme = self.config.scheme if self.config.scheme != "auto" else self._detect(path)
+        path = Path(path)
+        scheme = self._scheme(path, self.config.scheme)
         columns: list[int] = []  # the file's column count, fixed by its first sentence
 
         def make(block: Block, pre: str, number: int) -> Example:
@@ -74,16 +79,16 @@ class ConllNer:
         if self.warnings:
             log.warning("%s: %s", path, ", ".join(f"{n} {what}" for what, n in self.warnings.items()))
 
-    def _detect(self, path: Path) -> Scheme:
-        def tag_columns() -> Iterator[list[str]]:
+    def _scheme(self, path: Path, configured: str) -> Scheme:
+        """The file's scheme (detected when ``auto``), from a first cheap pass over its tag column
+        that also warns of a likely typo among its entity types (``scheme_of``)."""
+
+        def columns() -> Iterator[tuple[list[str], Callable[[int], str]]]:
             for block in read_blocks(path):
                 if block.lines and _is_sentence(block):
-                    yield [line.text.split()[-1] for line in block.lines]
+                    yield [line.text.split()[-1] for line in block.lines], lambda at, lines=block.lines: f"{path}:{lines[at].number}"
 
-        try:
-            return detect_scheme(tag_columns())
-        except ValueError:
-            return "iob2"  # a bad tag: the reading pass reports it with its line number
+        return scheme_of(columns(), configured)
 
     def _example(self, block: Block, pre: str, scheme: Scheme, columns: int, ident: str) -> Example:
         delimiter = _delimiter(block.lines[0])
@@ -119,14 +124,14 @@ class ConllNer:
         except ValueError as exc:
             raise block.error(f"invalid sentence: {one_line(exc)}") from None
 
-    def count(self, path: Path | None) -> int | None:
+    def count(self, path: str | Path | None) -> int | None:
         """Number of sentences in the file (for a progress bar)."""
         if path is None:
             return None
-        return sum(1 for block in read_blocks(path) if block.lines and _is_sentence(block))
+        return sum(1 for block in read_blocks(Path(path)) if block.lines and _is_sentence(block))
 
     # -- writing ----------------------------------------------------------------------
-    def write(self, examples: Iterable[Example], path: Path) -> int:
+    def write(self, examples: Iterable[Example], path: str | Path) -> int:
         """Write examples as CoNLL NER columns; returns how many were written.
 
         An example read from a CoNLL NER file is written in its own layout. Others (JSONL,
@@ -149,7 +154,7 @@ class ConllNer:
             for i, (token, tag) in enumerate(zip(example.tokens, self._tags(example, default_scheme), strict=True)):
                 yield delimiter.join([token, *(middle[i] if middle else fill), tag]) + ends[i]
 
-        return write_sentences(examples, path, lines)
+        return write_sentences(examples, Path(path), lines)
 
     def _layout(self, like: Path) -> tuple[int, str, Scheme]:
         """Middle-column count, delimiter and scheme of a CoNLL NER file (from its first sentence and its tags)."""
@@ -160,7 +165,7 @@ class ConllNer:
         columns = len(line.text.split(_delimiter(line)))
         if columns < 2:
             raise first.error("expected at least 2 columns (token and tag) to take a layout from", line)
-        return columns - 2, _delimiter(line), self._detect(like)
+        return columns - 2, _delimiter(line), self._scheme(like, "auto")
 
     def _tags(self, example: Example, default_scheme: Scheme = "iob2") -> list[str]:
         try:

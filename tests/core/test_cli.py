@@ -162,3 +162,71 @@ def test_convert_with_sources_writes_what_the_run_read_then_its_records(tmp_path
     capsys.readouterr()
     assert main(["convert", "--dataset", "jsonl", "--input", str(both), "--with-sources", "--to", "jsonl", "--output", str(tmp_path / "x.jsonl")]) == 2
     assert f"{tmp_path / 'manifest.json'}: expected the manifest.json of the run whose records these are" in capsys.readouterr().err
+
+
+def test_convert_refuses_a_writer_that_wrote_beside_the_path_it_was_given(tmp_path, cli_registry, capsys) -> None:
+    """A brat-like writer deriving its files from the path (x.ann -> x.txt) writes under the temporary name:
+    convert must not report an output that does not exist."""
+    from spanaug_core.hookspecs import hookimpl
+    from spanaug_core.protocols import ComponentConfig
+
+    class Standoff:
+        """Writes NAME.txt beside the NAME.ann it is given (wrongly)."""
+
+        name = "standoff"
+
+        class Config(ComponentConfig):
+            pass
+
+        def __init__(self, config: Config) -> None:
+            self.config = config
+
+        def read(self, path):
+            return iter(())
+
+        def write(self, examples, path) -> int:
+            examples = list(examples)
+            Path(path).with_suffix(".txt").write_text("".join(" ".join(e.tokens) + "\n" for e in examples))
+            return len(examples)
+
+    class Plugin:
+        @hookimpl
+        def register_datasets(self, register) -> None:
+            register(Standoff)
+
+    cli_registry.add_plugin(Plugin(), "standoff")
+    output = tmp_path / "rt.ann"
+    before = sorted(p.name for p in tmp_path.iterdir())
+    args = ["convert", "--dataset", "slots", "--input", str(EXAMPLE / "data" / "sample.tsv"), "--to", "standoff", "--output", str(output)]
+    assert main(args) == 2
+    captured = capsys.readouterr()
+    assert f"wrote nothing at the path it was given, so {output} would not exist" in captured.err
+    assert "wrote" not in captured.err.replace("wrote nothing", "")
+    assert not output.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == before  # nor the hidden .rt.ann.txt it wrote
+
+
+def test_resume_of_a_missing_folder_says_it_starts_a_new_run_and_last_lines_stay_whole(tmp_path, cli_registry, capsys) -> None:
+    out = tmp_path / "typo"
+    args = ["run", "--dataset", "slots", "--input", str(EXAMPLE / "data" / "sample.tsv"), "--decoder", "synonym",
+            "--aligner", "diff", "--iterations", "1", "--output", str(out), "--no-progress", "--resume"]
+    assert main(args) == 0
+    captured = capsys.readouterr()
+    assert f"--resume: {out} is not there, so there is no run to continue; starting a new run in it" in captured.err
+    # Piped or logged, the summary is one line however long (rich would wrap it at 80 columns).
+    done = [line for line in captured.out.splitlines() if line.startswith("done:")]
+    assert len(done) == 1 and "stopped early:" in done[0] and done[0].endswith(f"{out}/augmented.jsonl")
+    assert main(args) == 0  # a real run to continue now: no note
+    assert "no run to continue" not in capsys.readouterr().err
+
+
+def test_list_shows_the_run_presets_each_dataset_offers(cli_registry, capsys) -> None:
+    assert main(["list", "presets"]) == 0
+    table = capsys.readouterr().out
+    assert "run presets" in table and "spanaug components" not in table and "precise" in table
+    assert main(["list", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    presets = {(r["dataset"], r["name"]): r for r in rows if r["kind"] == "preset"}
+    assert {("framenet", "precise"), ("framenet", "more"), ("conll-srl", "precise"), ("conll-ner", "more"), ("jsonl", "precise")} <= set(presets)
+    assert "frame-lexicon" in presets[("framenet", "precise")]["settings"]["filters"]
+    assert any(r["kind"] == "dataset" for r in rows)  # the components too

@@ -61,3 +61,31 @@ def test_every_builtin_satisfies_its_protocol() -> None:
 if __name__ == "__main__":
     SNAPSHOT.write_text(json.dumps(builtin_names(), indent=2, sort_keys=True) + "\n")
     sys.stdout.write(f"wrote {SNAPSHOT}\n")
+
+
+def _writers() -> list[str]:
+    return sorted(e.name for e in Registry(only=builtin_plugins()).entries("dataset") if callable(getattr(e.cls, "write", None)))
+
+
+@pytest.mark.parametrize("name", _writers())
+def test_every_dataset_reads_and_writes_a_path_given_as_a_string(name: str, tmp_path: Path) -> None:
+    """``read``, ``count`` and ``write`` take ``str | Path`` (a notebook passes strings)."""
+    from spanaug_core.errors import SpanaugError
+    from spanaug_core.types import Example, Span
+
+    reg = Registry(only=builtin_plugins())
+    dataset = reg.create("dataset", name)
+    example = Example(
+        id="s1",
+        tokens=("The", "panel", "will", "confirm", "it", "."),
+        spans=(Span(start=3, end=4, label="Evidence", group="0"), Span(start=1, end=2, label="Support", role="argument", group="0")),
+    )
+    out = str(tmp_path / "out")
+    try:
+        written = dataset.write([example], out)
+    except (ImportError, SpanaugError) as exc:  # an optional extra (datasets, spaCy) missing
+        pytest.skip(f"{name} cannot write here: {exc}")
+    assert written == 1
+    assert len(list(dataset.read(out))) == 1
+    if callable(getattr(dataset, "count", None)):
+        assert dataset.count(out) in (1, None)

@@ -576,3 +576,74 @@ def test_offered_words_survive_a_resume() -> None:
     old = piped()
     old.restore(state)
     assert all(job.prefer == [] for run in old._restored.values() for job in run.jobs)
+
+
+class _ShortSpanAligner(DiffAligner):
+    """Aligns one-word spans to the same place and finds no longer span (a carried span it cannot place)."""
+
+    def align(self, items):
+        from spanaug_core.types import Alignment
+
+        return [Alignment(span=it.source_span, score=0.9) if it.source_span[1] - it.source_span[0] == 1 else Alignment(span=None, score=0.0)
+                for it in items]
+
+
+def two_sets_and_an_entity() -> Example:
+    """A sentence with the rewritten set (a1), another set (a2) and an ungrouped entity, as brat or FrameNet give them."""
+    return Example(
+        id="b",
+        tokens=("The", "firm", "will", "buy", "shares", "for", "2,000", "euros", "."),
+        spans=(
+            Span(start=3, end=4, label="Commerce_buy", group="a1"),
+            Span(start=4, end=5, label="Goods", role="argument", group="a1"),
+            Span(start=1, end=2, label="Businesses", group="a2", attrs={"lu": "firm.n"}),
+            Span(start=0, end=2, label="Business", role="argument", group="a2"),
+            Span(start=6, end=8, label="MONEY", role="entity"),
+        ),
+    )
+
+
+def test_a_record_carries_the_sources_other_spans_where_they_survive() -> None:
+    records = list(make(1).run([two_sets_and_an_entity()]))
+    bought = next(r for r in records if r.target == 0)
+    assert bought.text == "The firm will purchase shares for 2,000 euros."
+    spans = [(s.start, s.end, s.label, s.group, s.attrs.get("carried", False)) for s in bought.spans]
+    assert spans == [(3, 4, "Commerce_buy", "a1", False), (4, 5, "Goods", "a1", False), (1, 2, "Businesses", "a2", True),
+                     (0, 2, "Business", "a2", True), (6, 8, "MONEY", None, True)]
+    assert bought.spans[2].attrs == {"lu": "firm.n", "carried": True} and bought.dropped == ()
+    assert "dropped" not in bought.model_dump(mode="json")
+    # The rewritten span is the one not carried, whatever other targets the record holds.
+    from spanaug_shared.records import replacement
+
+    assert replacement(bought, two_sets_and_an_entity())[1].label == "Commerce_buy"
+
+
+def test_another_group_comes_whole_or_not_at_all_and_the_record_says_what_it_dropped() -> None:
+    example = two_sets_and_an_entity()
+    # a2's Business now spans "will buy", across the rewritten word: no copy, and this aligner cannot place it.
+    spans = list(example.spans)
+    spans[3] = Span(start=2, end=4, label="Business", role="argument", group="a2")
+    example = example.model_copy(update={"spans": tuple(spans)})
+    (bought, *_) = make(1, aligner=_ShortSpanAligner(_ShortSpanAligner.Config())).run([example])
+    assert [(s.label, s.attrs.get("carried", False)) for s in bought.spans] == [("Commerce_buy", False), ("Goods", False), ("MONEY", True)]
+    assert bought.dropped == (2, 3)  # a2's target too: a set without its element would say the element is none
+    assert bought.model_dump(mode="json")["dropped"] == [2, 3]
+
+
+def test_carry_false_writes_the_rewritten_group_only_as_before() -> None:
+    (bought, *_) = make(1, carry=False).run([two_sets_and_an_entity()])
+    assert [s.label for s in bought.spans] == ["Commerce_buy", "Goods"] and bought.dropped == ()
+    assert "dropped" not in bought.model_dump(mode="json")
+
+
+def test_a_paraphrase_keeps_the_sources_tokens_whole() -> None:
+    """UD holds "M." as one token; spanaug's tokenizer splits the decoder's text into "M" "."."""
+    example = Example(
+        id="m",
+        tokens=("Jennifer", "M.", "Anderson", "will", "buy", "it", "."),
+        spans=(Span(start=4, end=5, label="buy.01", group="0"), Span(start=0, end=3, label="ARG0", role="argument", group="0")),
+    )
+    (record,) = make(1, keep="include").run([example])
+    assert record.tokens == ("Jennifer", "M.", "Anderson", "will", "purchase", "it", ".")
+    assert [(s.start, s.end) for s in record.spans] == [(4, 5), (0, 3)]
+    assert list(make(1, keep="include", source_tokens=False).run([example])) == []  # "M" "." : the aligner found nothing

@@ -22,8 +22,10 @@ from spanaug_core.protocols import ComponentConfig
 from spanaug_core.run import (
     execute,
     resolved_component_options,
+    with_preset,
     with_suggested_settings,
 )
+from spanaug_core.settings import RunPreset
 from spanaug_core.types import Augmented
 
 SENTENCES = [
@@ -205,13 +207,15 @@ def test_a_failed_run_with_committed_work_still_needs_resume(run_registry, tmp_p
         execute(config, registry=run_registry)
 
 
-def test_a_run_started_before_a_setting_existed_resumes_as_it_began(run_registry, tmp_path) -> None:
-    config = config_for(tmp_path, avoid_words=False)
+@pytest.mark.parametrize("setting", ["avoid_words", "carry", "source_tokens"])
+def test_a_run_started_before_a_setting_existed_resumes_as_it_began(run_registry, tmp_path, setting: str) -> None:
+    config = config_for(tmp_path, **{setting: False})
     execute(config, registry=run_registry)
     # As a manifest written before the setting existed.
-    rewrite_manifest(tmp_path, lambda manifest: manifest["fingerprint"].pop("avoid_words"))
-    # Such a run avoided whole phrases only: it resumes with avoid_words=false, not the new default.
-    with pytest.raises(RunStateError, match="differs in avoid_words"):
+    rewrite_manifest(tmp_path, lambda manifest: manifest["fingerprint"].pop(setting))
+    # Such a run did without it (avoid_words: whole phrases only; carry: the rewritten group
+    # only; source_tokens: spanaug's tokens): it resumes so, not with the new default.
+    with pytest.raises(RunStateError, match=f"differs in {setting}"):
         execute(config_for(tmp_path), registry=run_registry, resume=True)
     assert execute(config, registry=run_registry, resume=True).status == "completed"
 
@@ -307,8 +311,8 @@ def test_a_run_validates_each_component_option_once(run_registry, tmp_path) -> N
 class SuggestingPlugin:
     """A jsonl reader whose data is best augmented without rewriting spans labelled F."""
 
-    def __init__(self, suggested: dict) -> None:
-        self.cls = type("Suggesting", (JsonlDataset,), {"name": "suggesting", "suggested_settings": suggested})
+    def __init__(self, suggested: dict, presets: tuple = ()) -> None:
+        self.cls = type("Suggesting", (JsonlDataset,), {"name": "suggesting", "suggested_settings": suggested, "presets": presets})
 
     @hookimpl
     def register_datasets(self, register):  # type: ignore[no-untyped-def]
@@ -332,6 +336,13 @@ def test_a_setting_the_user_gave_wins_over_the_suggestion_even_when_it_is_the_de
     config = config_for(tmp_path, n=3, **{"dataset.name": "suggesting", "skip_labels": []})
     assert with_suggested_settings(config, run_registry) == (config, {})
     assert execute(config, registry=run_registry).counts["accepted"] > 0
+
+
+def test_a_suggested_filter_list_is_said_as_a_config_file_writes_it(run_registry, tmp_path) -> None:
+    run_registry.add_plugin(SuggestingPlugin({"filters": ["copy"]}), "suggesting")
+    notes: list[str] = []
+    execute(config_for(tmp_path, n=3, **{"dataset.name": "suggesting"}), registry=run_registry, note=notes.append)
+    assert notes == ["filters = [{'name': 'copy'}]: the suggesting dataset's suggestion (set filters to override it)"]
 
 
 @pytest.mark.parametrize(("suggested", "message"), [({"skip_label": ["F"]}, "unknown setting"), ({"top_m": 0}, "invalid setting")])
@@ -401,3 +412,50 @@ def test_lexicon_options_without_a_name_are_refused(tmp_path) -> None:
     with pytest.raises(ConfigError, match=r"lexicon options given without a lexicon to take them: name it too \(--lexicon NAME"):
         config_for(tmp_path, **{"lexicon.words": "[a]"})
     assert config_for(tmp_path, lexicon="table").lexicon.name == "table"
+
+
+SURE = RunPreset(
+    "sure", "fewer, surer records (a test's)", {"filters": ["copy", {"name": "max-iteration", "max_iteration": 1}], "top_m": 2,
+                                                "iterations": 5, "decoder": {"beam_size": 3, "batch_size": 2}},
+)
+
+
+def test_a_preset_sets_what_the_run_leaves_unset_and_the_manifest_keeps_it(run_registry, tmp_path) -> None:
+    run_registry.add_plugin(SuggestingPlugin({"skip_labels": ["G"]}, (SURE,)), "suggesting")
+    notes: list[str] = []
+    config = config_for(tmp_path, n=3, **{"dataset.name": "suggesting", "preset": "sure", "decoder.batch_size": 5})
+    execute(config, registry=run_registry, note=notes.append)
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())["config"]
+    # config_for gives iterations: the run's own setting wins.
+    assert manifest["preset"] == "sure" and manifest["top_m"] == 2 and manifest["iterations"] == 3 and manifest["skip_labels"] == ["G"]
+    assert [f["name"] for f in manifest["filters"]] == ["copy", "max-iteration"]
+    # A component's options one by one: the run's batch size, the preset's beam.
+    assert manifest["decoder"] == {"name": "synonym", "beam_size": 3, "batch_size": 5}
+    assert notes[0] == ("preset sure of the suggesting dataset: filters = ['copy', {'name': 'max-iteration', 'max_iteration': 1}], "
+                        "top_m = 2, decoder = {'beam_size': 3} (an option you give wins over these)")
+    execute(config, resume=True, registry=run_registry)  # the same command resumes
+    with pytest.raises(RunStateError, match="differs in .*preset"):
+        execute(config_for(tmp_path, n=3, **{"dataset.name": "suggesting", "decoder.batch_size": 5}), resume=True, registry=run_registry)
+
+
+def test_a_list_the_run_gives_replaces_the_presets_and_an_unknown_preset_names_the_known(run_registry, tmp_path) -> None:
+    run_registry.add_plugin(SuggestingPlugin({}, (SURE,)), "suggesting")
+    config, applied = with_preset(config_for(tmp_path, n=3, **{"dataset.name": "suggesting", "preset": "sure", "filters": ["copy"]}), run_registry)
+    assert [f.name for f in config.filters] == ["copy"] and "filters" not in applied and config.top_m == 2
+    with pytest.raises(ConfigError, match=r"dataset 'suggesting' has no preset 'surer'; its presets: sure \(spanaug list presets\)"):
+        with_preset(config_for(tmp_path, n=3, **{"dataset.name": "suggesting", "preset": "surer"}), run_registry)
+    with pytest.raises(ConfigError, match="dataset 'jsonl' has no preset 'sure'; its presets: precise, more"):
+        with_preset(config_for(tmp_path, n=3, preset="sure"), run_registry)
+
+
+def test_every_builtin_preset_is_a_valid_run_config(installed_registry) -> None:
+    from spanaug_core.config import RunConfig
+    from spanaug_core.run import presets_of
+
+    offered = {entry.name: presets_of(entry.name, installed_registry) for entry in installed_registry.entries("dataset")}
+    assert {name for name, presets in offered.items() if set(presets) == {"precise", "more"}} >= {"framenet", "conll-srl", "conll-ner", "jsonl"}
+    for name, presets in offered.items():
+        for preset in presets.values():
+            config, _ = with_preset(RunConfig(dataset={"name": name}, preset=preset.name), installed_registry)
+            installed_registry.plan(config)  # every name and option validates (nothing is built)
+            assert "docs/" in preset.description, f"{name} {preset.name} links no page that measured it"

@@ -128,23 +128,47 @@ def test_bracket_codec_nests_and_repeats_labels() -> None:
         decode_column(["(A0*", "*"])
 
 
-def test_augmented_example_writes_in_each_format(tmp_path: Path) -> None:
+def test_augmented_example_reads_back_as_written_or_is_refused(tmp_path: Path) -> None:
+    """A record has new words and no dependency tree: CoNLL-U Plus cannot mark the head of its
+    multiword argument, so it is refused; the bracket formats keep every span whole."""
     example = Example(
         id="aug",
-        tokens=("Kim", "purchased", "a", "farm"),
+        tokens=("Kim", "M.", "purchased", "a", "farm", "up"),
         spans=(
-            Span(start=1, end=2, label="purchase.01", role="target", group="0", attrs={"lemma": "purchase", "frameset": "01"}),
-            Span(start=0, end=1, label="ARG0", role="argument", group="0"),
-            Span(start=2, end=4, label="ARG1", role="argument", group="0", attrs={"head_offset": 1}),
+            Span(start=2, end=3, label="purchase.01", role="target", group="0", attrs={"lemma": "purchase"}),
+            Span(start=0, end=2, label="ARG0", role="argument", group="0"),
+            Span(start=3, end=5, label="ARG1", role="argument", group="0", attrs={"head_offset": 1}),
+            Span(start=5, end=6, label="V", role="argument", group="0"),  # a particle, as CoNLL-U Plus marks it
         ),
     )
-    for fmt in ("conllu", "conll2005", "conll2012"):
+    with pytest.raises(DataError, match=r"example aug: CoNLL-U Plus marks an argument by its head word, .* of ARG0 'Kim M\.' \(2 words\).*write_format=conll2012"):
+        ConllSrl(ConllSrl.Config()).write([example], tmp_path / "aug.conllu")
+    for fmt, target in (("conll2012", "purchase.01"), ("conll2005", "purchase")):  # CoNLL-2005 has no frameset column
         path = tmp_path / f"aug.{fmt}"
         ConllSrl(ConllSrl.Config(write_format=fmt)).write([example], path)
-        back = list(ConllSrl(ConllSrl.Config(format=fmt, arguments="head")).read(path))
-        got = [(s.role, s.label, s.start, s.end) for s in back[0].spans]
-        expected_arg1 = (3, 4) if fmt == "conllu" else (2, 4)  # CoNLL-U keeps the head word only
-        assert got == [("target", "purchase.01" if fmt != "conll2005" else "purchase", 1, 2), ("argument", "ARG0", 0, 1), ("argument", "ARG1", *expected_arg1)]
+        (back,) = ConllSrl(ConllSrl.Config(format=fmt)).read(path)
+        assert back.tokens == example.tokens
+        assert [(s.role, s.label, s.start, s.end, s.group) for s in back.spans] == [
+            ("target", target, 2, 3, "0"), ("argument", "ARG0", 0, 2, "0"), ("argument", "ARG1", 3, 5, "0"), ("argument", "V", 5, 6, "0")]
+    # One-word arguments have a head to mark: CoNLL-U Plus takes them.
+    short = example.model_copy(update={"spans": (example.spans[0], Span(start=4, end=5, label="ARG1", role="argument", group="0"))})
+    ConllSrl(ConllSrl.Config(write_format="conllu")).write([short], tmp_path / "short.conllu")
+    (back,) = ConllSrl(ConllSrl.Config()).read(tmp_path / "short.conllu")
+    assert [(s.label, s.start, s.end) for s in back.spans] == [("purchase.01", 2, 3), ("ARG1", 4, 5)]
+
+
+def test_a_file_is_written_in_one_format_the_first_examples(tmp_path: Path) -> None:
+    """Sources read from CoNLL-2005 and a record after them: all CoNLL-2005, so the file reads back."""
+    source = tmp_path / "src.props"
+    source.write_text(CONLL05)
+    dataset = ConllSrl(ConllSrl.Config())
+    examples = list(dataset.read(source))
+    record = examples[0].model_copy(update={"id": "rec", "tokens": ("The", "cat", "rested", "and", "purred"), "meta": {}})
+    out = tmp_path / "out.props"
+    dataset.write([*examples, record], out)
+    back = list(ConllSrl(ConllSrl.Config()).read(out))
+    assert [e.meta["format"] for e in back] == ["conll2005"] * 3
+    assert [(s.label, s.start, s.end) for s in back[2].spans] == [(s.label, s.start, s.end) for s in record.spans]
 
 
 @pytest.mark.parametrize(
@@ -206,3 +230,76 @@ def test_every_ewt_roleset_is_a_target_and_the_blank_rows_are_no_predicates(
     assert [sum(s.role == "target" for s in e.spans) for e in examples] == rolesets and sum(rolesets) == senses
     assert sum(blank) == blank_rows and sum(b > 0 for b in blank) == blank_sentences
     assert all(b == len(rows) for b, rows in zip(blank, words) if b)  # every word of those sentences is blank
+
+
+# UP EWT as the user had it: "M." one token, "F-16-launched" split as UD splits it, a
+# multiword ARG1 ("a F-16-launched bomb") found through the dependency tree, and a second
+# predicate ("launched") whose proposition the records carry along.
+EWT = "\n".join(
+    [
+        "# sent_id = ewt-1",
+        "# text = Jennifer M. Anderson will buy a F-16-launched bomb quickly.",
+        row(1, "Jennifer", "Jennifer", 5, "nsubj", "_", "ARG0", "_", upos="PROPN"),
+        row(2, "M.", "M.", 1, "flat", "_", "_", "_", upos="PROPN"),
+        row(3, "Anderson", "Anderson", 1, "flat", "_", "_", "_", upos="PROPN"),
+        row(4, "will", "will", 5, "aux", "_", "_", "_", upos="AUX"),
+        row(5, "buy", "buy", 0, "root", "buy.01", "V", "_", upos="VERB"),
+        row(6, "a", "a", 12, "det", "_", "_", "_", upos="DET"),
+        row(7, "F", "f", 11, "compound", "_", "_", "_", misc="SpaceAfter=No", upos="NOUN"),
+        row(8, "-", "-", 9, "punct", "_", "_", "_", misc="SpaceAfter=No", upos="PUNCT"),
+        row(9, "16", "16", 7, "compound", "_", "_", "_", misc="SpaceAfter=No", upos="NUM"),
+        row(10, "-", "-", 11, "punct", "_", "_", "_", misc="SpaceAfter=No", upos="PUNCT"),
+        row(11, "launched", "launch", 12, "acl", "launch.01", "_", "V", upos="VERB"),
+        row(12, "bomb", "bomb", 5, "obj", "_", "ARG1", "ARG1", upos="NOUN"),
+        row(13, "quickly", "quickly", 5, "advmod", "_", "ARGM-MNR", "_", misc="SpaceAfter=No", upos="ADV"),
+        row(14, ".", ".", 5, "punct", "_", "_", "_", upos="PUNCT"),
+        "",
+        "",
+    ]
+)
+
+
+def test_augmented_srl_records_written_back_read_as_augmented(tmp_path: Path, monkeypatch, capsys) -> None:
+    """run on UP EWT -> augmented.jsonl -> convert --to conll-srl -> read back: the spans of augmented.jsonl."""
+    import json
+
+    from doubles import DoublesPlugin
+
+    import spanaug_core.plugins
+    import spanaug_core.run
+    from spanaug_core.cli import main
+    from spanaug_core.plugins import Registry
+
+    reg = Registry()
+    reg.add_plugin(DoublesPlugin(), "doubles")
+    monkeypatch.setattr(spanaug_core.plugins, "default_registry", lambda: reg)
+    monkeypatch.setattr(spanaug_core.run, "default_registry", lambda: reg)
+    source = tmp_path / "ewt.conllu"
+    source.write_text(EWT)
+    run = tmp_path / "run"
+    assert main(["run", "--dataset", "conll-srl", "--input", str(source), "--decoder", "synonym", "--aligner", "diff",
+                 "--iterations", "2", "--output", str(run), "--no-progress"]) == 0
+    records = [json.loads(line) for line in (run / "augmented.jsonl").read_text().splitlines()]
+    assert [r["text"] for r in records] == ["Jennifer M. Anderson will purchase a F-16-launched bomb quickly.",
+                                            "Jennifer M. Anderson will acquire a F-16-launched bomb quickly."]
+    assert all("M." in r["tokens"] for r in records)  # not split again into "M" "."
+
+    def spans(items) -> list[tuple]:
+        return sorted((s["start"], s["end"], s["label"], s["role"], s["group"]) for s in items)
+
+    # The record holds buy's proposition whole ("a F - 16 - launched bomb") and, carried, launch's.
+    assert (5, 12, "ARG1", "argument", "0") in spans(records[0]["spans"]) and (10, 11, "launch.01", "target", "1") in spans(records[0]["spans"])
+    capsys.readouterr()
+    base = ["convert", "--dataset", "jsonl", "--input", str(run / "augmented.jsonl"), "--to", "conll-srl"]
+    assert main([*base, "--output", str(tmp_path / "aug.conllu")]) == 2  # head words only: refused, not written wrong
+    assert "--to-set write_format=conll2012" in capsys.readouterr().err and not (tmp_path / "aug.conllu").exists()
+    assert main([*base, "--to-set", "write_format=conll2012", "--output", str(tmp_path / "aug_conll")]) == 0
+    back = list(ConllSrl(ConllSrl.Config()).read(tmp_path / "aug_conll"))
+    assert [e.tokens for e in back] == [tuple(r["tokens"]) for r in records]
+    assert [spans(s.model_dump() for s in e.spans) for e in back] == [spans(r["spans"]) for r in records]
+    # With the sources first, one file in one format, the sources' spans intact too.
+    assert main([*base, "--with-sources", "--to-set", "write_format=conll2012", "--output", str(tmp_path / "train_conll")]) == 0
+    both = list(ConllSrl(ConllSrl.Config()).read(tmp_path / "train_conll"))
+    (ewt,) = ConllSrl(ConllSrl.Config()).read(source)
+    assert [e.tokens for e in both] == [ewt.tokens, *(tuple(r["tokens"]) for r in records)]
+    assert spans(s.model_dump() for s in both[0].spans) == spans(s.model_dump() for s in ewt.spans)

@@ -54,3 +54,15 @@ def test_a_frame_the_release_lacks_is_dropped_and_a_whole_sentence_record_is_kep
 def test_a_folder_that_is_no_release_fails_when_the_filter_is_built(tmp_path: Path) -> None:
     with pytest.raises(DataError, match="expected a FrameNet release folder"):
         FrameLexiconFilter(FrameLexiconFilter.Config(release=tmp_path))
+
+
+def test_a_framenet_run_gets_the_frames_words_and_the_filter_without_asking() -> None:
+    """Judged on the same sentences, records were good far more often with both (docs/results/framenet-lexicon.md)."""
+    from spanaug_core.config import RunConfig
+    from spanaug_core.run import with_suggested_settings
+
+    config, applied = with_suggested_settings(RunConfig(dataset={"name": "framenet"}))
+    assert config.lexicon.name == "framenet" and [f.name for f in config.filters] == ["frame-lexicon"]
+    assert set(applied) == {"lexicon", "filters"}
+    mine, applied = with_suggested_settings(RunConfig(dataset={"name": "framenet"}, filters=[{"name": "copy"}]))
+    assert [f.name for f in mine.filters] == ["copy"] and "filters" not in applied  # filters the run names win

@@ -231,3 +231,13 @@ def test_run_on_hf_data_and_write_sources_with_records_for_training(corpus: Path
     assert main(["convert", "--dataset", "jsonl", "--input", str(corpus / "dataset_dict.json"), "--with-sources", "--to", "hf",
                  "--output", str(tmp_path / "no")]) == 2
     assert "manifest.json: expected the manifest.json of the run" in capsys.readouterr().err
+
+
+def test_an_entity_type_seen_once_among_many_is_warned_of_with_its_row(tmp_path: Path, caplog) -> None:
+    path = tmp_path / "typo.jsonl"
+    rows = [{"tokens": ["Peter", "saw", "German", "films"], "ner_tags": ["B-PER", "O", "B-MISC", "O"]}] * 6
+    rows.append({"tokens": ["Lille", "liked", "French", "wine"], "ner_tags": ["B-PER", "O", "I-MSIC", "O"]})
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    with caplog.at_level("WARNING"):
+        assert len(list(hf().read(path))) == 7
+    assert f"{path}: line 7, token 2: entity type 'MSIC' occurs once here" in caplog.text

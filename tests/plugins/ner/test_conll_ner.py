@@ -176,3 +176,19 @@ def test_conll2003_testa_round_trip_and_seqeval(shared_member, tmp_path: Path) -
     assert sum(len(e.spans) for e in examples) == seqeval_count(text) == 5942
     reader.write(examples, tmp_path / "out")
     assert (tmp_path / "out").read_bytes() == path.read_bytes()
+
+
+def test_an_entity_type_seen_once_among_many_is_warned_of_with_its_line(tmp_path: Path, caplog) -> None:
+    """I-MSIC is a valid tag of a new type: read as it is, with a warning that names the line."""
+    sentence = "Peter B-PER\nsaw O\nGerman B-MISC\nfilms O\n\n"
+    typo = "Lille B-PER\nliked O\nFrench B-MSIC\nwine O\n\n"
+    text = sentence * 6 + typo
+    with caplog.at_level("WARNING"):
+        _, examples, path = read(tmp_path, text)
+    assert examples[-1].spans[1].label == "MSIC"
+    assert f"{path}:33: entity type 'MSIC' occurs once here, where the other types (MISC, PER) occur 13 times; a typo of 'MISC'?" in caplog.text
+    caplog.clear()
+    with caplog.at_level("WARNING"):
+        read(tmp_path, sentence * 6, scheme="iob2")  # no suspect: no warning, whatever the scheme option
+        read(tmp_path, sentence + typo)  # too few entities to tell a typo from a rare type
+    assert "occurs once" not in caplog.text

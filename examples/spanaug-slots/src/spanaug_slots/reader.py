@@ -42,7 +42,7 @@ class SlotsDataset:
     def __init__(self, config: Config) -> None:
         self.config = config
 
-    def read(self, path: Path | None) -> Iterator[Example]:
+    def read(self, path: str | Path | None) -> Iterator[Example]:
         if path is None:
             path = Path(__file__).resolve().parents[2] / "data" / "sample.tsv"
         role = "target" if self.config.rewrite_slots else "entity"
@@ -58,7 +58,7 @@ class SlotsDataset:
                     raise DataError(f"{len(tokens)} tokens but {len(tags)} tags", path, lineno)
                 yield Example(id=f"{Path(path).stem}-{lineno}", tokens=tokens, spans=spans_from_tags(tags, role), meta={"intent": fields[2]})
 
-    def write(self, examples: Iterable[Example], path: Path) -> int:
+    def write(self, examples: Iterable[Example], path: str | Path) -> int:
         n = 0
         with Path(path).open("w", encoding="utf-8") as fh:
             for ex in examples:
