@@ -170,7 +170,7 @@ class Encoder:
 
     def joint_words(self, pairs: Sequence[tuple[Tokens, Tokens]]) -> list[tuple[torch.Tensor, torch.Tensor]]:
         """Word vectors of each pair encoded jointly, in the caller's grad mode (training backpropagates
-        through them): per pair ``(source (n, dim), target (m, dim))`` on the model's device."""
+        through them): per pair ``(source (n, dim), target (m, dim))`` on the CPU."""
         return self._words([list(s) for s, _ in pairs], [list(t) for _, t in pairs])
 
     def _encode_batch(
@@ -179,7 +179,7 @@ class Encoder:
         import torch
 
         with torch.inference_mode():
-            return [(s.cpu(), t.cpu()) for s, t in self._words(first, second)]
+            return self._words(first, second)
 
     def _words(self, first: list[list[str]], second: list[list[str]] | None) -> list[tuple[torch.Tensor, torch.Tensor]]:
         import torch
@@ -193,7 +193,8 @@ class Encoder:
             padding=True,
             return_tensors="pt",
         )
-        hidden = self.model(**{k: v.to(self.device) for k, v in enc.items()}).last_hidden_state.float()
+        # Pooled on the CPU, where the aligners build their features (a GPU model's gradients flow back through .cpu()).
+        hidden = self.model(**{k: v.to(self.device) for k, v in enc.items()}).last_hidden_state.float().cpu()
         results = []
         for b in range(len(first)):
             sizes = (len(first[b]), len(second[b]) if second is not None else 0)
@@ -203,9 +204,9 @@ class Encoder:
                 if word is not None:
                     positions.append(pos)
                     rows.append(word + (sizes[0] if seq == 1 else 0))
-            index = torch.tensor(rows, dtype=torch.long, device=hidden.device)
-            sums = hidden.new_zeros(sizes[0] + sizes[1], hidden.shape[-1]).index_add(0, index, hidden[b, positions])
-            counts = hidden.new_zeros(sizes[0] + sizes[1], 1).index_add(0, index, hidden.new_ones(len(rows), 1))
+            index = torch.tensor(rows, dtype=torch.long)
+            sums = torch.zeros(sizes[0] + sizes[1], hidden.shape[-1]).index_add_(0, index, hidden[b, positions])
+            counts = torch.zeros(sizes[0] + sizes[1], 1).index_add_(0, index, torch.ones(len(rows), 1))
             words = sums / counts.clamp(min=1)
             results.append((words[: sizes[0]], words[sizes[0] :]))
         return results

@@ -254,6 +254,28 @@ def test_training_on_a_gpu_lowers_loss_and_saves_a_head_the_cpu_loads(tiny_encod
     assert load_head(tmp_path / "head").config.threshold == summary["threshold"]
 
 
+def test_the_shipped_head_loads_and_every_file_of_it_is_pinned(tmp_path):
+    import shutil
+
+    from spanaug_core.errors import SpanaugError
+    from spanaug_shared.models import verify_pinned
+    from spanaug_aligners.bert_span import DEFAULT_HEAD, DEFAULT_HEAD_SHA256
+
+    assert {f.name for f in DEFAULT_HEAD.iterdir()} == set(DEFAULT_HEAD_SHA256)
+    verify_pinned(DEFAULT_HEAD, DEFAULT_HEAD_SHA256, "the shipped head")
+    head = load_head(DEFAULT_HEAD)
+    assert head.config.dim == 384 and 0.0 < head.config.threshold < 1.0
+    copy = tmp_path / "head"
+    shutil.copytree(DEFAULT_HEAD, copy)
+    weights = copy / "head.safetensors"
+    weights.write_bytes(weights.read_bytes()[:-1] + b"\0")
+    with pytest.raises(SpanaugError, match="sha256 of .*head.safetensors"):
+        verify_pinned(copy, DEFAULT_HEAD_SHA256, "the shipped head")
+    weights.unlink()
+    with pytest.raises(SpanaugError, match="missing"):
+        verify_pinned(copy, DEFAULT_HEAD_SHA256, "the shipped head")
+
+
 def test_save_load_identical_scores(tmp_path):
     cfg = HeadConfig(encoder="x", dim=8, hidden=4)
     model = SpanScorer(cfg).eval()
