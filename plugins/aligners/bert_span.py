@@ -1,10 +1,12 @@
-"""bert-span: the trained span aligner of Culkin et al. 2021 §4.1 (frozen encoder + small head).
+"""bert-span: the trained span aligner of Culkin et al. 2021 §4.1 (encoder + small head).
 
 Each (S, S') pair is encoded once as ``[CLS] S [SEP] S' [SEP]``; the head (see head.py)
 scores every candidate span of S' against the source span; the argmax wins unless its
 score is under the threshold (by default the one tuned on dev when the head was trained).
-The head folder names the encoder it was trained with. A default head, trained only on
-data the project generated itself (``spanaug make-align-data``), ships in ``heads/default``.
+The head folder names the encoder it was trained with, and holds the encoder's top layers
+when they were tuned with the head (``encoder.safetensors``, applied over the preset). A
+default head, trained only on data the project generated itself (``spanaug
+make-align-data``), ships in ``heads/default``; its files are pinned by sha256.
 
 A source span longer than any the head was trained on (the shipped head: 3 words) goes to
 simalign's word links instead, computed with the same encoder: a head that has only seen
@@ -46,7 +48,7 @@ DEFAULT_HEAD_SHA256 = {
 
 
 class BertSpanAligner:
-    """Trained span aligner: frozen encoder, Df/Mx/Cue features, feed-forward scorer (paper §4.1)."""
+    """Trained span aligner: encoder (frozen or partly tuned), Df/Mx/Cue features, feed-forward scorer (paper §4.1)."""
 
     name: ClassVar[str] = "bert-span"
 

@@ -246,9 +246,14 @@ def test_bert_span_on_a_gpu_answers_as_on_the_cpu(tiny_encoder, tmp_path):
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU (CI has none)")
-def test_training_on_a_gpu_lowers_loss_and_saves_a_head_the_cpu_loads(tiny_encoder, tmp_path):
-    # Training feeds the head the same CPU-side rows as alignment does (see the test above).
-    options = TrainOptions(encoder=str(tiny_encoder), shape=HeadShape(hidden=16), epochs=4, patience=10, lr=5e-3, batch_size=8, device="cuda")
+@pytest.mark.parametrize("tune_layers", [0, 1])
+def test_training_on_a_gpu_lowers_loss_and_saves_a_head_the_cpu_loads(tiny_encoder, tmp_path, tune_layers):
+    # Training feeds the head the same CPU-side rows as alignment does (see the test above); a tuned
+    # encoder on the GPU gets its gradients back through them.
+    options = TrainOptions(
+        encoder=str(tiny_encoder), shape=HeadShape(hidden=16), epochs=4, patience=10, lr=5e-3, batch_size=8, device="cuda",
+        tune_layers=tune_layers,
+    )
     summary = train_head(_fixture_pairs(), _fixture_pairs()[:20], tmp_path / "head", options, cache_dir=tmp_path / "cache")
     assert summary["losses"][-1] < summary["losses"][0]
     assert load_head(tmp_path / "head").config.threshold == summary["threshold"]
