@@ -187,6 +187,13 @@ def test_tuned_layers_from_another_encoder_and_a_missing_file_are_refused(tiny_e
         load_head(tmp_path / "head")
     with pytest.raises(ConfigError, match="cannot tune the top 3 layers"):
         Encoder(str(tiny_encoder)).tune_top(3)
+    # A head whose encoder layers were tuned runs on that encoder only.
+    encoder = Encoder(str(tiny_encoder))
+    encoder.tune_top(1)
+    save_head(SpanScorer(config), config, tmp_path / "tuned", encoder.tuned_parameters())
+    other = BertSpanAligner(BertSpanAligner.Config(head=str(tmp_path / "tuned"), encoder="all-minilm-l6-v2"))
+    with pytest.raises(ConfigError, match="cannot run on encoder=all-minilm-l6-v2"):
+        other.align([AlignItem(source_tokens=SRC, source_span=(1, 2), target_tokens=TGT)])
 
 
 def test_bert_span_hands_spans_longer_than_its_training_to_simalign(tiny_encoder, tmp_path):
