@@ -57,17 +57,17 @@ score() {
   [ -e "m/$name.json" ] || $S eval align --aligner "$aligner" --gold "$gold" --metrics "m/$name.json" "$@"
 }
 
-if want data && [ ! -e gen6-train.jsonl ]; then
-  $S convert word-alignments --format multimwa $D/MTRef/mtref-dev.tsv $D/Wiki/wiki-dev.tsv --max-per-pair 4 --output mwa-dev.jsonl
-  $S convert word-alignments --format multimwa $D/MTRef/mtref-dev.tsv $D/Wiki/wiki-dev.tsv --min-len 4 --max-len 15 --max-per-pair 1 --output mwa-dev-long.jsonl
-  $S convert word-alignments --format multimwa $D/MTRef/mtref-train.tsv --max-per-pair 4 --output mtref-train.jsonl
-  $S convert word-alignments --format multimwa $D/Wiki/wiki-train.tsv --max-per-pair 4 --output wiki-train.jsonl
+if want data && [ ! -e gen6-train.jsonl ]; then  # all again (--overwrite) until the last file exists
+  $S convert word-alignments --format multimwa $D/MTRef/mtref-dev.tsv $D/Wiki/wiki-dev.tsv --max-per-pair 4 --output mwa-dev.jsonl --overwrite
+  $S convert word-alignments --format multimwa $D/MTRef/mtref-dev.tsv $D/Wiki/wiki-dev.tsv --min-len 4 --max-len 15 --max-per-pair 1 --output mwa-dev-long.jsonl --overwrite
+  $S convert word-alignments --format multimwa $D/MTRef/mtref-train.tsv --max-per-pair 4 --output mtref-train.jsonl --overwrite
+  $S convert word-alignments --format multimwa $D/Wiki/wiki-train.tsv --max-per-pair 4 --output wiki-train.jsonl --overwrite
   cat mtref-train.jsonl wiki-train.jsonl > mwa-train.jsonl
   for part in mwa mtref wiki; do split $part-train.jsonl $part-fit.jsonl $part-stop.jsonl; done
   # the shipped head's generated data (docs/aligners.md, "The shipped head"): Botchan from the sentencepiece sdist
   "$PY" -m pip download -q --no-deps --no-binary :all: sentencepiece==0.2.3 -d src
   tar -xzf src/sentencepiece-0.2.3.tar.gz -C src sentencepiece-0.2.3/test/botchan.txt
-  $S make-align-data --input src/sentencepiece-0.2.3/test/botchan.txt --output gen6-train.jsonl --max-sentences 2000 --per-sentence 6
+  $S make-align-data --input src/sentencepiece-0.2.3/test/botchan.txt --output gen6-train.jsonl --max-sentences 2000 --per-sentence 6 --overwrite
 fi
 
 if want base; then
