@@ -283,16 +283,12 @@ def save_head(model: SpanScorer, config: HeadConfig, folder: Path, encoder: dict
     """Write ``head.safetensors`` and ``config.json`` into ``folder``, and the tuned ``encoder`` parameters
     (:meth:`Encoder.tuned_parameters`) as ``encoder.safetensors``; config.json comes last, so a folder
     that has it has its weights."""
-    from safetensors.torch import save_file
-
-    from spanaug_core.files import atomic_output
-    from spanaug_shared.trained import save_model
+    from spanaug_shared.trained import save_model, save_tensors
 
     if bool(encoder) != bool(config.tuned_layers):
         raise ValueError(f"a head with tuned_layers={config.tuned_layers} is saved {'with' if encoder else 'without'} encoder weights")
     if encoder:
-        with atomic_output(folder / ENCODER_FILE, overwrite=True) as partial:
-            save_file(encoder, str(partial))
+        save_tensors(folder / ENCODER_FILE, encoder)
     save_model(folder, "head.safetensors", model.state_dict(), config.model_dump())
 
 
