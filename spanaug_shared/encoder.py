@@ -1,10 +1,13 @@
-"""Word vectors from a frozen Hugging Face encoder, for aligners, filters and taggers alike.
+"""Word vectors from a Hugging Face encoder, for aligners, filters and taggers alike.
 
 A sentence pair goes through the encoder once, either jointly as ``[CLS] S [SEP] S' [SEP]``
 (bert-span, after the paper) or as two separate sentences (embed-sim and the similarity
 filter, the way sentence encoders are trained); each word's vector is the mean of its
 sub-word vectors. Loaded encoders are kept per process (by path), since loading dominates
-on CPU. The encoder is named by a model preset or a local folder; the default preset
+on CPU. The encoder is frozen, except in training: ``tune_top`` gives the trainer a private
+copy whose top layers learn, ``tuned_parameters`` what it learned, and an encoder built
+with ``tuned=`` that file applies it over the preset's weights (a bert-span head that tuned
+its encoder ships only those layers). The encoder is named by a model preset or a local folder; the default preset
 (``all-minilm-l6-v2``) is defined here and registered by every plugin that uses the
 encoder, so each works without the others.
 """
@@ -63,17 +66,35 @@ def resolve_encoder(name_or_path: str) -> Path:
 
 
 @lru_cache(maxsize=4)
-def _load(path: str, device: str) -> tuple[object, object]:
+def _load(path: str, device: str, tuned: str | None = None) -> tuple[object, object]:
     from transformers import AutoModel, AutoTokenizer
 
     with quiet_loading():
         tokenizer = AutoTokenizer.from_pretrained(path)
         if not tokenizer.is_fast:
             raise ConfigError(f"encoder at {path} has no fast tokenizer (needed to map sub-words to words)")
-        model = AutoModel.from_pretrained(path).to(device).eval()
+        model = AutoModel.from_pretrained(path)
+    if tuned is not None:
+        _apply_tuned(model, Path(tuned))
+    model = model.to(device).eval()
     for param in model.parameters():
         param.requires_grad_(False)
     return tokenizer, model
+
+
+def _apply_tuned(model: torch.nn.Module, path: Path) -> None:
+    """Overwrite the parameters that ``path`` (a safetensors file of :meth:`Encoder.tuned_parameters`) holds."""
+    from safetensors.torch import load_file
+
+    tensors = load_file(str(path))
+    own = model.state_dict()
+    unknown = [name for name in tensors if name not in own or own[name].shape != tensors[name].shape]
+    if unknown:
+        raise ConfigError(
+            f"{path}: {len(unknown)} tuned parameters do not fit this encoder (first: {unknown[0]}); "
+            "it was tuned from another encoder"
+        )
+    model.load_state_dict({name: t.to(own[name].dtype) for name, t in tensors.items()}, strict=False)
 
 
 def word_similarity(source: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
@@ -84,13 +105,13 @@ def word_similarity(source: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
 
 
 class Encoder:
-    """Word vectors of sentence pairs from a frozen Hugging Face encoder."""
+    """Word vectors of sentence pairs from a Hugging Face encoder (``tuned``: a file of tuned parameters)."""
 
-    def __init__(self, name_or_path: str, device: str = "cpu", max_length: int = 256) -> None:
+    def __init__(self, name_or_path: str, device: str = "cpu", max_length: int = 256, tuned: Path | None = None) -> None:
         self.path = resolve_encoder(name_or_path)
         self.device = device
         self.max_length = max_length
-        self.tokenizer, self.model = _load(str(self.path), device)
+        self.tokenizer, self.model = _load(str(self.path), device, None if tuned is None else str(tuned))
 
     @property
     def dim(self) -> int:
@@ -125,9 +146,42 @@ class Encoder:
             out += [words for words, _ in self._encode_batch([list(s) for s in sentences[i : i + batch_size]], None)]
         return out
 
+    def tune_top(self, layers: int) -> list[torch.nn.Parameter]:
+        """Make the top ``layers`` transformer layers trainable, on a private copy of the model; returns them.
+
+        The loaded model is shared by every encoder of the process (and frozen), so training
+        gets its own copy. Needs a model whose layers are ``model.encoder.layer`` (BERT, MPNet).
+        """
+        import copy
+
+        stack = getattr(getattr(self.model, "encoder", None), "layer", None)
+        if stack is None or not 1 <= layers <= len(stack):
+            have = "no model.encoder.layer" if stack is None else f"{len(stack)} layers"
+            raise ConfigError(f"cannot tune the top {layers} layers of the encoder at {self.path} ({have})")
+        self.model = copy.deepcopy(self.model)
+        params = [p for layer in self.model.encoder.layer[len(stack) - layers :] for p in layer.parameters()]
+        for param in params:
+            param.requires_grad_(True)
+        return params
+
+    def tuned_parameters(self) -> dict[str, torch.Tensor]:
+        """The trainable parameters by name (what ``tuned=`` applies again), as float16 copies on the CPU."""
+        return {name: p.detach().half().cpu().contiguous() for name, p in self.model.named_parameters() if p.requires_grad}
+
+    def joint_words(self, pairs: Sequence[tuple[Tokens, Tokens]]) -> list[tuple[torch.Tensor, torch.Tensor]]:
+        """Word vectors of each pair encoded jointly, in the caller's grad mode (training backpropagates
+        through them): per pair ``(source (n, dim), target (m, dim))`` on the CPU."""
+        return self._words([list(s) for s, _ in pairs], [list(t) for _, t in pairs])
+
     def _encode_batch(
         self, first: list[list[str]], second: list[list[str]] | None
     ) -> list[tuple[torch.Tensor, torch.Tensor]]:
+        import torch
+
+        with torch.inference_mode():
+            return self._words(first, second)
+
+    def _words(self, first: list[list[str]], second: list[list[str]] | None) -> list[tuple[torch.Tensor, torch.Tensor]]:
         import torch
 
         enc = self.tokenizer(
@@ -139,8 +193,8 @@ class Encoder:
             padding=True,
             return_tensors="pt",
         )
-        with torch.inference_mode():
-            hidden = self.model(**{k: v.to(self.device) for k, v in enc.items()}).last_hidden_state.float().cpu()
+        # Pooled on the CPU, where the aligners build their features (a GPU model's gradients flow back through .cpu()).
+        hidden = self.model(**{k: v.to(self.device) for k, v in enc.items()}).last_hidden_state.float().cpu()
         results = []
         for b in range(len(first)):
             sizes = (len(first[b]), len(second[b]) if second is not None else 0)

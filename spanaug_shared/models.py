@@ -356,6 +356,18 @@ def _sha256_file(path: Path) -> hashlib._Hash:
     return digest
 
 
+def verify_pinned(folder: Path, pins: Mapping[str, str], what: str) -> None:
+    """Check the files of ``folder`` that ``pins`` names against their sha256 (weights shipped inside a
+    package, pinned in its code); a missing or changed file raises, naming ``what`` they are."""
+    for name, expected in pins.items():
+        path = folder / name
+        if not path.is_file():
+            raise SpanaugError(f"{what}: {path} is missing; reinstall spanaug")
+        actual = _sha256_file(path).hexdigest()
+        if actual != expected:
+            raise SpanaugError(f"{what}: sha256 of {path} is {actual}, expected {expected}; reinstall spanaug")
+
+
 def _verify(preset: Preset, path: Path, sha256: str) -> None:
     if not path.is_file():
         raise SpanaugError(f"preset '{preset.name}': the fetched files do not contain {path.name}")

@@ -19,14 +19,21 @@ from spanaug_core.files import atomic_output, replace_json
 MODEL_CONFIG = "config.json"
 
 
-def save_model(folder: Path, weights: str, tensors: Mapping[str, Any], config: dict[str, Any]) -> None:
-    """Write ``tensors`` (a state dict) as the safetensors file ``weights`` and ``config`` as
-    ``config.json`` into ``folder``, each whole or not at all: a full disk or a read-only
-    folder is a ``FileSystemError`` naming the file, and leaves no temporary."""
+def save_tensors(path: Path, tensors: Mapping[str, Any]) -> None:
+    """Write ``tensors`` (a state dict) as the safetensors file ``path``, whole or not at all:
+    a full disk or a read-only folder is a ``FileSystemError`` naming the file, and leaves no
+    temporary."""
     from safetensors.torch import save_file
 
-    with atomic_output(folder / weights, overwrite=True) as partial:
+    with atomic_output(path, overwrite=True) as partial:
         save_file({k: v.contiguous() for k, v in tensors.items()}, str(partial))
+
+
+def save_model(folder: Path, weights: str, tensors: Mapping[str, Any], config: dict[str, Any]) -> None:
+    """Write ``tensors`` as the safetensors file ``weights`` (:func:`save_tensors`), then
+    ``config`` as ``config.json``, into ``folder``: a folder that has its config.json has its
+    weights."""
+    save_tensors(folder / weights, tensors)
     replace_json(folder / MODEL_CONFIG, config, indent=2)
 
 

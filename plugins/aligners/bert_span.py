@@ -1,10 +1,12 @@
-"""bert-span: the trained span aligner of Culkin et al. 2021 §4.1 (frozen encoder + small head).
+"""bert-span: the trained span aligner of Culkin et al. 2021 §4.1 (encoder + small head).
 
 Each (S, S') pair is encoded once as ``[CLS] S [SEP] S' [SEP]``; the head (see head.py)
 scores every candidate span of S' against the source span; the argmax wins unless its
 score is under the threshold (by default the one tuned on dev when the head was trained).
-The head folder names the encoder it was trained with. A default head, trained only on
-data the project generated itself (``spanaug make-align-data``), ships in ``heads/default``.
+The head folder names the encoder it was trained with, and holds the encoder's top layers
+when they were tuned with the head (``encoder.safetensors``, applied over the preset). A
+default head, trained only on data the project generated itself (``spanaug
+make-align-data``), ships in ``heads/default``; its files are pinned by sha256.
 
 A source span longer than any the head was trained on (the shipped head: 3 words) goes to
 simalign's word links instead, computed with the same encoder: a head that has only seen
@@ -25,6 +27,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 from pydantic import Field
 
+from spanaug_core.errors import ConfigError
 from spanaug_core.protocols import AlignerConfig
 from spanaug_core.types import AlignItem, Alignment
 
@@ -37,10 +40,15 @@ if TYPE_CHECKING:
     from spanaug_aligners.head import SpanScorer
 
 DEFAULT_HEAD = Path(__file__).resolve().parent / "heads" / "default"
+# The shipped head's files: a changed or damaged one stops the aligner instead of aligning with it.
+DEFAULT_HEAD_SHA256 = {
+    "config.json": "759bca4cd6f9a401d2ef3d9ebf6b4d8e7bfe9ac0f8e16fb2e109ea805f52a31f",
+    "head.safetensors": "57149774ac949ce211ee5c0b24945b4224e490d00234792e502e0cf87dc70d32",
+}
 
 
 class BertSpanAligner:
-    """Trained span aligner: frozen encoder, Df/Mx/Cue features, feed-forward scorer (paper §4.1)."""
+    """Trained span aligner: encoder (frozen or partly tuned), Df/Mx/Cue features, feed-forward scorer (paper §4.1)."""
 
     name: ClassVar[str] = "bert-span"
 
@@ -78,11 +86,22 @@ class BertSpanAligner:
 
     def _load(self) -> tuple[SpanScorer, Encoder, SimAlignAligner]:
         if self._loaded is None:
-            from spanaug_aligners.head import load_head
+            from spanaug_shared.models import verify_pinned
 
-            model = load_head(Path(self.config.head) if self.config.head else DEFAULT_HEAD, self.config.device)
+            from spanaug_aligners.head import ENCODER_FILE, load_head
+
+            folder = Path(self.config.head) if self.config.head else DEFAULT_HEAD
+            if self.config.head is None:
+                verify_pinned(folder, DEFAULT_HEAD_SHA256, "the shipped bert-span head")
+            model = load_head(folder, self.config.device)
             name = self.config.encoder or model.config.encoder
-            encoder = Encoder(name, device=self.config.device)
+            tuned = folder / ENCODER_FILE if model.config.tuned_layers else None
+            if tuned is not None and name != model.config.encoder:
+                raise ConfigError(
+                    f"the head in {folder} tuned layers of {model.config.encoder}; it cannot run on encoder={name}"
+                )
+            encoder = Encoder(name, device=self.config.device, tuned=tuned)
+            # Long spans go to simalign on the encoder as published: simalign was measured and tuned on it.
             zero_shot = SimAlignAligner(
                 SimAlignAligner.Config(
                     encoder=name,
@@ -90,7 +109,7 @@ class BertSpanAligner:
                     batch_size=self.config.batch_size,
                     device=self.config.device,
                 ),
-                encoder,
+                encoder if tuned is None else Encoder(name, device=self.config.device),
             )
             self._loaded = (model, encoder, zero_shot)
         return self._loaded

@@ -75,6 +75,11 @@ def eval_align(name: str, gold: Path, sets: tuple[str, ...], output: Path | None
         values = [s[k] * 100 for k in ("exact_p", "exact_r", "exact_f1", "soft_p", "soft_r", "soft_f1")]
         table.add_row(subset, str(int(s["items"])), *(f"{v:.1f}" for v in values))
     out_console.print(table)
+    every = scores["all"]
+    out_console.print(
+        f"None: precision {every['none_p'] * 100:.1f}, recall {every['none_r'] * 100:.1f} "
+        "(answers of None that are right; items without a gold span answered None)"
+    )
     if output is not None:
         with atomic_output(output, overwrite) as partial:
             write_pairs((_prediction(p, a) for p, a in zip(pairs, alignments)), partial)
@@ -165,9 +170,15 @@ _SHAPE = _TRAIN.shape
     help="Link's hull signal is simalign's hull widened at its edges (simalign's edges option) instead of the bare hull "
     "(not in the paper)",
 )
-@click.option("--cache-dir", type=PATH, help="encoder-output cache (default: OUT/../.encoder-cache)")
+@click.option(
+    "--tune-layers", default=_TRAIN.tune_layers, show_default=True, type=click.IntRange(min=0),
+    help="train the encoder's top N layers with the head (0: frozen encoder, outputs cached)",
+)
+@click.option("--encoder-lr", default=_TRAIN.encoder_lr, show_default=True, help="learning rate of the tuned encoder layers")
+@click.option("--device", default=_TRAIN.device, show_default=True, help="torch device of the encoder and head (cuda on a GPU)")
+@click.option("--cache-dir", type=PATH, help="encoder-output cache of a frozen encoder (default: OUT/../.encoder-cache)")
 def train_aligner(data: Path, dev: Path, out: Path, cache_dir: Path | None, **opts: Any) -> None:
-    """Train a bert-span head on span-alignment JSONL (frozen encoder, cached outputs)."""
+    """Train a bert-span head on span-alignment JSONL (frozen encoder with cached outputs, or its top layers tuned)."""
     import sys
 
     from spanaug_aligners.pairs import read_pairs
@@ -180,7 +191,8 @@ def train_aligner(data: Path, dev: Path, out: Path, cache_dir: Path | None, **op
     )
     options = TrainOptions(
         encoder=opts["encoder"], shape=shape, epochs=opts["epochs"], patience=opts["patience"], lr=opts["lr"],
-        batch_size=opts["batch_size"], seed=opts["seed"],
+        batch_size=opts["batch_size"], seed=opts["seed"], tune_layers=opts["tune_layers"], encoder_lr=opts["encoder_lr"],
+        device=opts["device"],
     )
     train, dev_items = list(read_pairs(data, require_gold=True)), list(read_pairs(dev, require_gold=True))
     provenance = {"command": "spanaug " + " ".join(sys.argv[1:]), "data": data.name, "dev_data": dev.name}

@@ -20,7 +20,8 @@ lost to SimAlign itself on MultiMWA (docs/results/bert-span-ablations.md).
 The scorer is one hidden layer with batchnorm and PReLU and a sigmoid output. Its training
 target is either the soft label 2^-d(C, gold) with d the summed start/end offset distance
 (SBCE) or the hard 1/0 label. A head is saved as ``head.safetensors`` plus ``config.json``
-(HeadConfig) in one folder.
+(HeadConfig) in one folder, with ``encoder.safetensors`` when it tuned its encoder's top
+layers (``tuned_layers``): only those layers, applied over the encoder preset when it loads.
 
 This module imports torch at the top: import it only inside functions of light modules.
 """
@@ -53,7 +54,8 @@ class HeadConfig(HeadShape):
 
     ``longest_span`` is the longest source span in the head's training data: the head has
     never seen a longer one, and bert-span hands those to simalign. A head saved before it
-    was recorded has None and answers every span itself.
+    was recorded has None and answers every span itself. ``tuned_layers`` is how many of the
+    encoder's top layers were trained with the head (their weights: ``encoder.safetensors``).
     """
 
     model_config = ConfigDict(extra="allow", frozen=True)
@@ -62,6 +64,7 @@ class HeadConfig(HeadShape):
     dim: int
     threshold: float = 0.5
     longest_span: int | None = None
+    tuned_layers: int = 0
 
     @property
     def input_dim(self) -> int:
@@ -273,10 +276,19 @@ def score_items(
     return out
 
 
-def save_head(model: SpanScorer, config: HeadConfig, folder: Path) -> None:
-    """Write ``head.safetensors`` and ``config.json`` into ``folder``."""
-    from spanaug_shared.trained import save_model
+ENCODER_FILE = "encoder.safetensors"
 
+
+def save_head(model: SpanScorer, config: HeadConfig, folder: Path, encoder: dict[str, torch.Tensor] | None = None) -> None:
+    """Write ``head.safetensors`` and ``config.json`` into ``folder``, and the tuned ``encoder`` parameters
+    (:meth:`Encoder.tuned_parameters`) as ``encoder.safetensors``; config.json comes last, so a folder
+    that has it has its weights."""
+    from spanaug_shared.trained import save_model, save_tensors
+
+    if bool(encoder) != bool(config.tuned_layers):
+        raise ValueError(f"a head with tuned_layers={config.tuned_layers} is saved {'with' if encoder else 'without'} encoder weights")
+    if encoder:
+        save_tensors(folder / ENCODER_FILE, encoder)
     save_model(folder, "head.safetensors", model.state_dict(), config.model_dump())
 
 
@@ -288,5 +300,7 @@ def load_head(folder: Path, device: str = "cpu") -> SpanScorer:
     if not (config_file.is_file() and weights.is_file()):
         raise ConfigError(f"{folder} is not a bert-span head (expected config.json and head.safetensors)")
     model = SpanScorer(HeadConfig(**json.loads(config_file.read_text(encoding="utf-8"))))
+    if model.config.tuned_layers and not (folder / ENCODER_FILE).is_file():
+        raise ConfigError(f"{folder}: the head tuned {model.config.tuned_layers} encoder layers but {ENCODER_FILE} is missing")
     model.load_state_dict(load_file(str(weights)))
     return model.to(device).eval()

@@ -4,7 +4,9 @@
 the token overlap of the predicted and gold spans, micro-averaged over items (precision =
 overlapping tokens / predicted tokens, recall = overlapping tokens / gold tokens). In both,
 a None prediction for an item with a gold span costs recall only, and any prediction for
-an item whose gold is null is a false positive (it costs precision only).
+an item whose gold is null is a false positive (it costs precision only). *None*: how well
+the aligner says "no alignment": precision = None answers on null-gold items / None
+answers, recall = null-gold items answered None / null-gold items.
 """
 
 from __future__ import annotations
@@ -27,9 +29,11 @@ class Counts:
     soft_overlap: int = 0
     soft_predicted: int = 0
     soft_gold: int = 0
+    none_hit: int = 0
 
     def add(self, pred: Bounds | None, gold: Bounds | None) -> None:
         self.items += 1
+        self.none_hit += pred is None and gold is None
         if pred is not None:
             self.predicted += 1
             self.soft_predicted += pred[1] - pred[0]
@@ -41,11 +45,12 @@ class Counts:
             self.soft_overlap += max(0, min(pred[1], gold[1]) - max(pred[0], gold[0]))
 
     def scores(self) -> dict[str, float]:
-        """Exact and soft precision, recall and F1 (in [0, 1]) and the item count."""
+        """Exact, soft and None precision, recall and F1 (in [0, 1]) and the item count."""
         return {
             "items": float(self.items),
             **_prf("exact", self.exact_hit, self.predicted, self.gold),
             **_prf("soft", self.soft_overlap, self.soft_predicted, self.soft_gold),
+            **_prf("none", self.none_hit, self.items - self.predicted, self.items - self.gold),
         }
 
 

@@ -7,7 +7,7 @@ quickly.
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from spanaug_shared.encoder import DEFAULT_ENCODER
 
@@ -36,7 +36,11 @@ class HeadShape(BaseModel):
 
 
 class TrainOptions(BaseModel):
-    """Settings of ``spanaug train aligner``: the head's shape (with the paper's ablations) and the optimisation."""
+    """Settings of ``spanaug train aligner``: the head's shape (with the paper's ablations) and the optimisation.
+
+    ``tune_layers`` > 0 trains the encoder's top layers with the head (at ``encoder_lr``);
+    0 keeps the encoder frozen and caches its outputs.
+    """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -48,3 +52,5 @@ class TrainOptions(BaseModel):
     batch_size: int = 32
     seed: int = 0
     device: str = "cpu"
+    tune_layers: int = Field(default=0, ge=0)
+    encoder_lr: float = 3e-5

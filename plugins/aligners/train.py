@@ -1,11 +1,14 @@
-"""Training of a bert-span head: cached encoder outputs, early stopping, threshold tuning.
+"""Training of a bert-span head: cached encoder outputs or tuned top layers, early stopping, threshold tuning.
 
-The encoder is frozen, so each distinct sentence pair is encoded once and its word
-vectors are cached on disk (float16, keyed by a hash of encoder and pairs); every epoch
-after that costs only the small head. After each epoch the head is scored on dev: the
-threshold that maximises dev exact F1 is found by an exact sweep, and training stops when
-that F1 has not improved for ``patience`` epochs. The best epoch's head is saved with its
-tuned threshold and dev scores (head.safetensors + config.json).
+With a frozen encoder each distinct sentence pair is encoded once and its word vectors are
+cached on disk (float16, keyed by a hash of encoder and pairs); every epoch after that
+costs only the small head. With ``tune_layers`` the encoder's top layers learn with the
+head: each step encodes its batch's pairs (the frozen layers below run without gradients),
+so an epoch costs about two encoder passes over the training pairs. After each epoch the
+head is scored on dev: the threshold that maximises dev exact F1 is found by an exact
+sweep, and training stops when that F1 has not improved for ``patience`` epochs. The best
+epoch's head is saved with its tuned threshold and dev scores (head.safetensors +
+config.json, and encoder.safetensors with the tuned layers).
 """
 
 from __future__ import annotations
@@ -82,6 +85,49 @@ def _dev_predictions(
     return rows
 
 
+def _batches(train: Sequence[SpanPair], size: int, shuffler: random.Random, by_pair: bool) -> list[list[int]]:
+    """One epoch's batches of item indices, about ``size`` items each.
+
+    With a frozen encoder items are shuffled one by one. A tuned encoder runs once per
+    batch over the batch's sentence pairs, so there a batch takes whole pairs (shuffled),
+    and every item of a pair shares its one encoder pass.
+    """
+    if not by_pair:
+        order = list(range(len(train)))
+        shuffler.shuffle(order)
+        return [order[b : b + size] for b in range(0, len(order), size)]
+    groups: dict[tuple[Tokens, Tokens], list[int]] = {}
+    for i, p in enumerate(train):
+        groups.setdefault((p.item.source_tokens, p.item.target_tokens), []).append(i)
+    pairs = list(groups.values())
+    shuffler.shuffle(pairs)
+    batches: list[list[int]] = [[]]
+    for group in pairs:
+        if len(batches[-1]) >= size:
+            batches.append([])
+        batches[-1].extend(group)
+    return batches
+
+
+class _Vectors:
+    """Word vectors of the training and dev pairs: cached once for a frozen encoder, computed live for a tuned one."""
+
+    def __init__(self, encoder: Encoder, pairs: Sequence[SpanPair], tuned: bool, cache_dir: Path | None, report: ProgressCallback) -> None:
+        self.encoder, self.tuned = encoder, tuned
+        keys = [(p.item.source_tokens, p.item.target_tokens) for p in pairs]
+        self.cached = {} if tuned else encode_cached(encoder, keys, cache_dir, report)
+
+    def of(self, pairs: Sequence[SpanPair], grad: bool) -> WordVectors:
+        """The pairs' word vectors; ``grad``: through the tuned layers, for a training step."""
+        if not self.tuned:
+            return self.cached
+        keys = list(dict.fromkeys((p.item.source_tokens, p.item.target_tokens) for p in pairs))
+        self.encoder.model.train(grad)
+        if grad:
+            return dict(zip(keys, self.encoder.joint_words(keys)))
+        return dict(zip(keys, self.encoder.encode(keys, joint=True)))
+
+
 def train_head(
     train: Sequence[SpanPair],
     dev: Sequence[SpanPair],
@@ -91,7 +137,8 @@ def train_head(
     progress: ProgressCallback | None = None,
     provenance: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Train a head on ``train``, early-stop and tune the threshold on ``dev``, save it to ``out``.
+    """Train a head on ``train`` (with the encoder's top ``options.tune_layers`` layers), early-stop and
+    tune the threshold on ``dev``, save it to ``out``.
 
     Returns the training summary that is also stored under ``training`` in out/config.json.
     """
@@ -101,29 +148,31 @@ def train_head(
     torch.manual_seed(options.seed)
     shuffler = random.Random(options.seed)
     encoder = Encoder(options.encoder, device=options.device)
-    vectors = encode_cached(
-        encoder, [(p.item.source_tokens, p.item.target_tokens) for p in [*train, *dev]], cache_dir, report
-    )
+    tuned = encoder.tune_top(options.tune_layers) if options.tune_layers else []
+    vectors = _Vectors(encoder, [*train, *dev], bool(tuned), cache_dir, report)
     longest = max(e - s for s, e in (p.item.source_span for p in train))
-    config = HeadConfig(encoder=options.encoder, dim=encoder.dim, longest_span=longest, **options.shape.model_dump())
+    config = HeadConfig(
+        encoder=options.encoder, dim=encoder.dim, longest_span=longest, tuned_layers=options.tune_layers,
+        **options.shape.model_dump(),
+    )
     model = SpanScorer(config).to(options.device)
-    optimizer = torch.optim.Adam(model.parameters(), lr=options.lr)
+    optimizer = torch.optim.Adam([{"params": model.parameters()}, {"params": tuned, "lr": options.encoder_lr}], lr=options.lr)
     loss_fn = torch.nn.BCEWithLogitsLoss()
-    train_inputs, train_links = item_inputs(train, vectors, config)
-    dev_inputs, dev_links = item_inputs(dev, vectors, config)
-    order = list(range(len(train)))
+    if not tuned:  # the frozen encoder's inputs and link signals are the same every epoch
+        train_inputs, train_links = item_inputs(train, vectors.cached, config)
+        dev_inputs, dev_links = item_inputs(dev, vectors.cached, config)
     best: dict[str, Any] = {"f1": -1.0}
     losses: list[float] = []
     stale = 0
     for epoch in range(1, options.epochs + 1):
         model.train()
-        shuffler.shuffle(order)
         total, batches = 0.0, 0
-        for b in range(0, len(order), options.batch_size):
-            rows = [
-                (item_rows(*train_inputs[i], config, train_links[i]), train[i].gold_span)
-                for i in order[b : b + options.batch_size]
-            ]
+        for batch in _batches(train, options.batch_size, shuffler, by_pair=bool(tuned)):
+            if tuned:
+                inputs, links = item_inputs([train[i] for i in batch], vectors.of([train[i] for i in batch], grad=True), config)
+            else:
+                inputs, links = [train_inputs[i] for i in batch], [train_links[i] for i in batch]
+            rows = [(item_rows(*inp, config, link), train[i].gold_span) for inp, link, i in zip(inputs, links, batch)]
             rows = [(r, gold) for r, gold in rows if r[0]]
             if sum(len(r[0]) for r, _ in rows) < 2:  # batchnorm needs two rows
                 continue
@@ -135,16 +184,24 @@ def train_head(
             optimizer.step()
             total, batches = total + loss.item(), batches + 1
         losses.append(total / max(batches, 1))
+        if tuned:
+            dev_inputs, dev_links = item_inputs(dev, vectors.of(dev, grad=False), config)
         threshold, f1 = best_threshold(_dev_predictions(model, dev, dev_inputs, dev_links))
         report(ProgressEvent("epoch", epoch, options.epochs, message=f"loss {losses[-1]:.4f} dev exact F1 {f1:.3f}"))
         if f1 > best["f1"]:
-            best = {"f1": f1, "epoch": epoch, "threshold": threshold, "state": {k: v.clone() for k, v in model.state_dict().items()}}
+            best = {
+                "f1": f1, "epoch": epoch, "threshold": threshold, "state": {k: v.clone() for k, v in model.state_dict().items()},
+                "encoder": encoder.tuned_parameters() if tuned else None,
+            }
             stale = 0
         else:
             stale += 1
             if stale >= options.patience:
                 break
     model.load_state_dict(best["state"])
+    if tuned:  # dev is scored with the float16 layers that are saved, as the aligner will load them
+        encoder.model.load_state_dict(best["encoder"], strict=False)
+        dev_inputs, dev_links = item_inputs(dev, vectors.of(dev, grad=False), config)
     final = config.model_copy(update={"threshold": best["threshold"]})
     model.config = final
     preds = _dev_predictions(model, dev, dev_inputs, dev_links)
@@ -163,5 +220,5 @@ def train_head(
         "options": options.model_dump(),
         **(provenance or {}),
     }
-    save_head(model, final.model_copy(update={"training": summary}), out)
+    save_head(model, final.model_copy(update={"training": summary}), out, best["encoder"])
     return summary

@@ -142,6 +142,60 @@ def test_training_lowers_loss_and_round_trips(tiny_encoder, tmp_path, links):
     assert results[0].score == pytest.approx(float(probs.max()), abs=1e-5)
 
 
+def test_tuning_the_top_layer_trains_it_and_the_aligner_loads_it(tiny_encoder, tmp_path):
+    pairs = _fixture_pairs()
+    options = TrainOptions(
+        encoder=str(tiny_encoder), shape=HeadShape(hidden=16, use_cos=True, use_links=True), epochs=3, patience=10,
+        lr=5e-3, batch_size=16, tune_layers=1, encoder_lr=1e-3,
+    )
+    summary = train_head(pairs, pairs[:20], tmp_path / "head", options)
+    assert summary["losses"][-1] < summary["losses"][0]
+    from safetensors.torch import load_file
+
+    tuned = load_file(str(tmp_path / "head" / "encoder.safetensors"))
+    assert tuned and all(name.startswith("encoder.layer.1.") for name in tuned)  # the top layer only
+    base = Encoder(str(tiny_encoder)).model.state_dict()
+    assert any(not torch.equal(t.float(), base[name].half().float()) for name, t in tuned.items())  # it learned
+    assert load_head(tmp_path / "head").config.tuned_layers == 1
+    # The aligner runs the head on the tuned encoder: its scores are the trainer's, not the frozen encoder's.
+    item = pairs[3].item
+    aligner = BertSpanAligner(BertSpanAligner.Config(head=str(tmp_path / "head"), top_k=3, copies=False))
+    (result,) = aligner.align([item])
+    tuned_encoder = Encoder(str(tiny_encoder), tuned=tmp_path / "head" / "encoder.safetensors")
+    ((src, tgt),) = tuned_encoder.encode([(item.source_tokens, item.target_tokens)])
+    ((_, probs),) = score_items(load_head(tmp_path / "head"), [(src, tgt, item.source_span)], links_of_items(
+        [(src, tgt, item.source_span)], [(item.source_tokens, item.target_tokens)], load_head(tmp_path / "head").config))
+    assert result.score == pytest.approx(float(probs.max()), abs=1e-5)
+    assert Encoder(str(tiny_encoder)).model.state_dict()["encoder.layer.1.output.dense.weight"].equal(
+        base["encoder.layer.1.output.dense.weight"])  # the shared frozen encoder was not touched
+
+
+def test_tuned_layers_from_another_encoder_and_a_missing_file_are_refused(tiny_encoder, tmp_path):
+    from safetensors.torch import save_file
+
+    from spanaug_core.errors import ConfigError
+
+    save_file({"encoder.layer.1.output.dense.weight": torch.zeros(3, 3)}, str(tmp_path / "wrong.safetensors"))
+    with pytest.raises(ConfigError, match="another encoder"):
+        Encoder(str(tiny_encoder), tuned=tmp_path / "wrong.safetensors")
+    config = HeadConfig(encoder=str(tiny_encoder), dim=32, hidden=4, tuned_layers=1)
+    with pytest.raises(ValueError, match="without encoder weights"):
+        save_head(SpanScorer(config), config, tmp_path / "head")
+    save_head(SpanScorer(config), config.model_copy(update={"tuned_layers": 0}), tmp_path / "head")
+    (tmp_path / "head" / "config.json").write_text(config.model_dump_json(), encoding="utf-8")
+    with pytest.raises(ConfigError, match="encoder.safetensors is missing"):
+        load_head(tmp_path / "head")
+    with pytest.raises(ConfigError, match="cannot tune the top 3 layers"):
+        Encoder(str(tiny_encoder)).tune_top(3)
+    # A head whose encoder layers were tuned runs on that encoder only.
+    encoder = Encoder(str(tiny_encoder))
+    encoder.tune_top(1)
+    save_head(SpanScorer(config), config, tmp_path / "tuned", encoder.tuned_parameters())
+    other = BertSpanAligner(BertSpanAligner.Config(head=str(tmp_path / "tuned"), encoder="all-minilm-l6-v2"))
+    with pytest.raises(ConfigError, match="cannot run on encoder=all-minilm-l6-v2"):
+        other.align([AlignItem(source_tokens=SRC, source_span=(1, 2), target_tokens=TGT)])
+
+
 def test_bert_span_hands_spans_longer_than_its_training_to_simalign(tiny_encoder, tmp_path):
     from spanaug_aligners.simalign import SimAlignAligner
 
@@ -199,12 +253,39 @@ def test_bert_span_on_a_gpu_answers_as_on_the_cpu(tiny_encoder, tmp_path):
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU (CI has none)")
-def test_training_on_a_gpu_lowers_loss_and_saves_a_head_the_cpu_loads(tiny_encoder, tmp_path):
-    # Training feeds the head the same CPU-side rows as alignment does (see the test above).
-    options = TrainOptions(encoder=str(tiny_encoder), shape=HeadShape(hidden=16), epochs=4, patience=10, lr=5e-3, batch_size=8, device="cuda")
+@pytest.mark.parametrize("tune_layers", [0, 1])
+def test_training_on_a_gpu_lowers_loss_and_saves_a_head_the_cpu_loads(tiny_encoder, tmp_path, tune_layers):
+    # Training feeds the head the same CPU-side rows as alignment does (see the test above); a tuned
+    # encoder on the GPU gets its gradients back through them.
+    options = TrainOptions(
+        encoder=str(tiny_encoder), shape=HeadShape(hidden=16), epochs=4, patience=10, lr=5e-3, batch_size=8, device="cuda",
+        tune_layers=tune_layers,
+    )
     summary = train_head(_fixture_pairs(), _fixture_pairs()[:20], tmp_path / "head", options, cache_dir=tmp_path / "cache")
     assert summary["losses"][-1] < summary["losses"][0]
     assert load_head(tmp_path / "head").config.threshold == summary["threshold"]
+
+
+def test_the_shipped_head_loads_and_every_file_of_it_is_pinned(tmp_path):
+    import shutil
+
+    from spanaug_core.errors import SpanaugError
+    from spanaug_shared.models import verify_pinned
+    from spanaug_aligners.bert_span import DEFAULT_HEAD, DEFAULT_HEAD_SHA256
+
+    assert {f.name for f in DEFAULT_HEAD.iterdir()} == set(DEFAULT_HEAD_SHA256)
+    verify_pinned(DEFAULT_HEAD, DEFAULT_HEAD_SHA256, "the shipped head")
+    head = load_head(DEFAULT_HEAD)
+    assert head.config.dim == 384 and 0.0 < head.config.threshold < 1.0
+    copy = tmp_path / "head"
+    shutil.copytree(DEFAULT_HEAD, copy)
+    weights = copy / "head.safetensors"
+    weights.write_bytes(weights.read_bytes()[:-1] + b"\0")
+    with pytest.raises(SpanaugError, match="sha256 of .*head.safetensors"):
+        verify_pinned(copy, DEFAULT_HEAD_SHA256, "the shipped head")
+    weights.unlink()
+    with pytest.raises(SpanaugError, match="missing"):
+        verify_pinned(copy, DEFAULT_HEAD_SHA256, "the shipped head")
 
 
 def test_save_load_identical_scores(tmp_path):

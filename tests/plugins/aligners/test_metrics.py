@@ -1,4 +1,4 @@
-"""Exact and soft span P/R/F1 and the threshold sweep, on hand-made cases."""
+"""Exact, soft and None P/R/F1 and the threshold sweep, on hand-made cases."""
 
 from __future__ import annotations
 
@@ -21,6 +21,20 @@ def test_exact_and_soft_counts():
     assert s["soft_p"] == pytest.approx(3 / 4)  # overlap 2+1 / predicted tokens 2+1+1
     assert s["soft_r"] == pytest.approx(3 / 5)  # overlap 3 / gold tokens 2+2+1
     assert s["soft_f1"] == pytest.approx(2 * 0.75 * 0.6 / 1.35)
+
+
+def test_none_precision_and_recall():
+    rows = [
+        (None, None, "unaligned"),  # right None
+        ((1, 2), None, "unaligned"),  # an answer where nothing aligns: a missed None
+        (None, (0, 1), "paraphrased"),  # a wrong None
+        (None, (2, 3), "paraphrased"),  # another
+        ((0, 1), (0, 1), "identical"),
+    ]
+    s = evaluate(rows)["all"]
+    assert s["none_p"] == pytest.approx(1 / 3)  # 1 right of 3 None answers
+    assert s["none_r"] == pytest.approx(1 / 2)  # 1 of 2 null-gold items
+    assert evaluate([((0, 1), (0, 1), None)])["all"]["none_r"] == 0.0  # no null gold, no None: zero, not an error
 
 
 def test_per_kind_groups():
