@@ -78,11 +78,17 @@ def signals_as_interrupts() -> Iterator[None]:
 
 @dataclass(frozen=True)
 class RunSummary:
-    """How a run ended, for the CLI's last lines."""
+    """How a run ended, for the CLI's last lines: its counts, and what its reader repaired or skipped."""
 
     status: str
     counts: dict[str, Any]
     output: str
+    reader_warnings: dict[str, int]
+
+
+def reader_warnings(reader: Any) -> dict[str, int]:
+    """What a dataset reader repaired or skipped so far (its ``warnings``: what -> how many), sorted by what."""
+    return {what: int(n) for what, n in sorted(dict(getattr(reader, "warnings", None) or {}).items())}
 
 
 def run_input(config: dict[str, Any], registry: Registry | None = None) -> tuple[Iterator[Example], str] | None:
@@ -266,7 +272,13 @@ def _drive(config: RunConfig, reader: Any, execution: Execution, resume: bool, o
     def commit(in_flight: list[dict[str, Any]], pending: int = 0, last_read_id: str | None = None) -> None:
         # Workers may join while the run goes on: the manifest says who ran it so far.
         store.describe_engine({"name": config.engine.name, **execution.resources()})
+        store.describe_reading(reader_warnings(reader))
         store.commit(done, last_id, execution.stats.as_dict(), in_flight, pending, last_read_id)
+
+    def finish(status: str, error: str | None = None) -> None:
+        # A resume reads the input from its start again, so the reader's counts are whole without restoring.
+        store.describe_reading(reader_warnings(reader))
+        store.finish(status, execution.stats.as_dict(), error=error)
 
     done = committed.get("examples_done", 0)
     last_id = committed.get("last_example_id")
@@ -295,13 +307,12 @@ def _drive(config: RunConfig, reader: Any, execution: Execution, resume: bool, o
                 store.write(outcome)
         commit([])
     except KeyboardInterrupt:
-        store.finish("interrupted", execution.stats.as_dict())
+        finish("interrupted")
         raise
     except BaseException as exc:
-        store.finish("failed", execution.stats.as_dict(), error=f"{type(exc).__name__}: {exc}")
+        finish("failed", error=f"{type(exc).__name__}: {exc}")
         if isinstance(exc, FileSystemError):
             exc.hint = _after_fault(exc, store.committed_examples, config.output)
         raise
-    counts = execution.stats.as_dict()
-    store.finish("completed", counts)
-    return RunSummary("completed", counts, str(config.output))
+    finish("completed")
+    return RunSummary("completed", execution.stats.as_dict(), str(config.output), reader_warnings(reader))

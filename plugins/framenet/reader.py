@@ -99,7 +99,6 @@ class FrameNetReader:
         for file, source in self.files(release):
             # An exemplar's id holds its LU's: only the same file can list it again.
             yield from self.read_xml(file, source, known, fulltext if source == "fulltext" else {})
-        self.log_skipped(release)
 
     def read_xml(self, file: Path, source: str, known: dict[str, str], seen: dict[str, bytes] | None = None) -> Iterator[Example]:
         """The examples of one XML file (``source``: fulltext or exemplar) of a release whose frame index is ``known``.
@@ -138,7 +137,7 @@ class FrameNetReader:
         return example.model_copy(update={"id": ident})
 
     def log_skipped(self, release: Path) -> None:
-        """One log line with what was skipped so far, if anything."""
+        """One log line with what was skipped so far, if anything (``spanaug run`` and ``convert`` say it themselves)."""
         if self.warnings:
             log.warning("%s: skipped %s", release, ", ".join(f"{n} {what}" for what, n in sorted(self.warnings.items())))
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -131,6 +132,49 @@ def test_resume_after_interruption_loses_and_duplicates_nothing(tmp_path, run_re
     assert read_records(out) == expected
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["counts"]["accepted"] == len(expected) and manifest["resumed"] is True
+
+
+class RepairingJsonl(JsonlDataset):
+    """A jsonl reader that counts a repair for each example with an even number, as a release's reader counts its quirks."""
+
+    name = "repairing"
+
+    def __init__(self, config: JsonlDataset.Config) -> None:
+        super().__init__(config)
+        self.warnings: Counter[str] = Counter()
+
+    def read(self, path):  # type: ignore[no-untyped-def]
+        for example in super().read(path):
+            if int(example.id.removeprefix("s")) % 2 == 0:
+                self.warnings["even examples repaired"] += 1
+            yield example
+
+
+class RepairingPlugin:
+    @hookimpl
+    def register_datasets(self, register):  # type: ignore[no-untyped-def]
+        register(RepairingJsonl)
+
+
+def test_what_the_reader_repaired_reaches_the_manifest_and_the_summary_whole_after_a_resume(tmp_path, run_registry, monkeypatch) -> None:
+    run_registry.add_plugin(RepairingPlugin(), "repairing")
+    original, calls = SynonymDecoder.decode, []
+
+    def interrupted(self, requests, nbest):
+        calls.append(len(requests))
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return original(self, requests, nbest)
+
+    monkeypatch.setattr(SynonymDecoder, "decode", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        execute(config_for(tmp_path, **{"dataset.name": "repairing"}), registry=run_registry)
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    assert manifest["status"] == "interrupted" and 0 < manifest["reader_warnings"]["even examples repaired"] < 5
+    # The resumed run reads the input from its start again: its count covers all 9 examples, once.
+    summary = execute(config_for(tmp_path, **{"dataset.name": "repairing"}), resume=True, registry=run_registry)
+    assert summary.reader_warnings == {"even examples repaired": 5}
+    assert json.loads((tmp_path / "out" / "manifest.json").read_text())["reader_warnings"] == {"even examples repaired": 5}
 
 
 def test_existing_output_needs_resume(tmp_path, run_registry) -> None:
