@@ -53,6 +53,8 @@ class FrameNetReader:
     # the share of good records most (docs/results/framenet-lexicon.md).
     suggested_settings: ClassVar[dict[str, Any]] = {"lexicon": {"name": "framenet"}, "filters": ["frame-lexicon"]}
     presets: ClassVar[tuple[RunPreset, ...]] = FRAMENET_PRESETS
+    # The input is a release: the lexicon and the filter read its frames' words, not the sample's.
+    input_options: ClassVar[dict[tuple[str, str], str]] = {("lexicon", "framenet"): "release", ("filter", "frame-lexicon"): "release"}
 
     class Config(ComponentConfig):
         source: Literal["fulltext", "exemplars", "both"] = Field(
