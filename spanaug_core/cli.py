@@ -180,6 +180,13 @@ def run_command(
         f"{counts['accepted']} accepted{runners_up}, {counts['rejected']} rejected; stopped early: {stopped}; "
         f"decode {counts['decode_s']:.1f}s, align {counts['align_s']:.1f}s, score {counts['score_s']:.1f}s -> {summary.output}/augmented.jsonl"
     )
+    if summary.reader_warnings:
+        note(f"{_repairs(config.dataset.name, summary.reader_warnings)} (the manifest's reader_warnings)")
+
+
+def _repairs(dataset: str, warnings: dict[str, int]) -> str:
+    """What a dataset reader repaired or skipped, in words."""
+    return f"the {dataset} dataset repaired or skipped in its input: " + ", ".join(f"{n:,} {what}" for what, n in warnings.items())
 
 
 @cli.command("list")
@@ -387,7 +394,7 @@ def convert_group(
     if rest is not None and sample is None:
         raise click.UsageError("--rest needs --sample")
     from spanaug_core.files import atomic_output
-    from spanaug_core.run import run_sources, unique_ids
+    from spanaug_core.run import reader_warnings, run_sources, unique_ids
 
     if with_sources and input_path is None:
         raise click.UsageError("--with-sources needs --input RUN/augmented.jsonl")
@@ -428,6 +435,8 @@ def convert_group(
                 others = write((e for i, e in enumerate(examples) if i not in chosen), rest_partial, rest)
         if rest is not None:
             note(f"wrote the other {others} examples to {rest}")
+    if reader_warnings(reader):
+        note(_repairs(dataset, reader_warnings(reader)))
     note(f"wrote {count} examples to {output}")
 
 

@@ -30,7 +30,7 @@ from spanaug_core.flags import flag
 from spanaug_core.kinds import SECTIONS, Section
 from spanaug_core.settings import ComponentSpec, PipelineSettings, RunPreset
 
-__all__ = ["BEFORE_ADDED", "REMOVED", "ComponentSpec", "PipelineSettings", "RunConfig", "RunPreset", "load_run_config"]
+__all__ = ["BEFORE_ADDED", "REMOVED", "SUGGESTED", "ComponentSpec", "PipelineSettings", "RunConfig", "RunPreset", "load_run_config"]
 
 # Settings added after runs could already be resumed, with the value that reproduces what a
 # run started before them did (a resumed run must go on as it began).
@@ -40,6 +40,11 @@ BEFORE_ADDED: dict[str, Any] = {"avoid_words": False, "rerank": {"alignment": 1.
 # record: a resume does not compare them. batch_size (requests per call of a decoder that
 # cannot stream) became the decoder's own batch_size, which --batch-size now sets.
 REMOVED: frozenset[str] = frozenset({"batch_size"})
+
+# The name of a component given options but no name in a section that has no default (the
+# lexicon): the component the run's dataset suggests for the section takes them
+# (``run.with_suggested_settings``), so `--set lexicon.release=...` tunes the suggested lexicon.
+SUGGESTED = "(the dataset's suggestion)"
 
 
 class _RunSettings(PipelineSettings):
@@ -81,12 +86,8 @@ class _RunSettings(PipelineSettings):
             elif isinstance(value, str):
                 data[key] = {"name": value}
             elif isinstance(value, dict) and "name" not in value:
-                # `--set aligner.threshold=0.4` tunes the default aligner.
-                default = section.default
-                if default is None:
-                    # A ConfigError passes through pydantic as it is: one line, not a dump of the whole config.
-                    raise ConfigError(f"{key} options given without a {key} to take them: name it too (--{key} NAME or {key}.name=NAME)")
-                data[key] = {"name": default, **value}
+                # `--set aligner.threshold=0.4` tunes the default aligner, `--set lexicon.words=2` the suggested lexicon.
+                data[key] = {"name": section.default or SUGGESTED, **value}
         return data
 
     def pipeline_settings(self) -> PipelineSettings:

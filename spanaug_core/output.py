@@ -252,6 +252,10 @@ class RunStore:
         """How many examples the manifest on disk says are done: what ``--resume`` would skip."""
         return int(self.manifest.get("progress", {}).get("examples_done", 0))
 
+    def describe_reading(self, warnings: dict[str, int]) -> None:
+        """Record what the dataset reader repaired or skipped in the input it read (``run.reader_warnings``)."""
+        self.manifest["reader_warnings"] = warnings
+
     def finish(self, status: str, counts: dict[str, Any] | None, error: str | None = None) -> None:
         """Record the final status (completed, interrupted, failed) and close the files.
 

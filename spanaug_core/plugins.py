@@ -27,7 +27,7 @@ import pluggy
 from pydantic import ValidationError
 
 from spanaug_core import hookspecs
-from spanaug_core.config import RunConfig
+from spanaug_core.config import SUGGESTED, RunConfig
 from spanaug_core.errors import ConfigError, DuplicateComponentError, SpanaugError, UnknownComponentError
 from spanaug_core.kinds import KIND, KINDS, SECTIONS, kind_named
 from spanaug_core.protocols import ComponentConfig, ModelPreset, Part, RunPlan, describe
@@ -197,6 +197,9 @@ class Registry:
         for kind, section in SECTIONS:
             named = getattr(config, section.key)
             specs = named if section.many else [] if named is None else [named]
+            if any(spec.name == SUGGESTED for spec in specs):  # ``run.with_suggested_settings`` names it, where it can
+                key = section.key
+                raise ConfigError(f"{key} options given without a {key} to take them: name it too (--{key} NAME or {key}.name=NAME)")
             parts[section.key] = tuple(self.part(kind, spec.name, spec.options) for spec in specs)
         return RunPlan(config.pipeline_settings(), parts)
 

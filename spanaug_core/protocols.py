@@ -85,7 +85,16 @@ class DatasetReader(Component, Protocol):
     with, such as labels not worth rewriting or the lexicon of its labels; a run applies
     each one it sets no value for (``run.with_suggested_settings``). And ``presets``, a
     class-level tuple of ``RunPreset``: named sets of run settings measured on its data,
-    which ``spanaug run --preset NAME`` applies (``run.with_preset``).
+    which ``spanaug run --preset NAME`` applies (``run.with_preset``). And
+    ``input_options``, a class-level dict ``{(kind, component name): option}``: which
+    options of other components read what its input is (the framenet dataset's release is
+    the ``framenet`` lexicon's ``release``); a run sets each to ``--input`` where it sets
+    none (``run.with_input_options``).
+
+    A reader that repairs or skips what it reads (a quirk of a published release, a tag
+    read leniently) counts each in ``warnings``, a ``Counter`` of what -> how many, so
+    that nothing is dropped without a count: ``spanaug run`` writes it into the manifest
+    (``reader_warnings``) and says it in its last lines, ``spanaug convert`` when done.
     """
 
     def read(self, path: str | Path | None) -> Iterator[Example]: ...

@@ -32,7 +32,7 @@ from typing import Any
 from pydantic import ValidationError
 from pydantic_core import to_jsonable_python
 
-from spanaug_core.config import RunConfig, merge
+from spanaug_core.config import SUGGESTED, ComponentSpec, RunConfig, merge
 from spanaug_core.errors import ConfigError, DataError, FileSystemError, RunStateError
 from spanaug_core.kinds import SECTIONS
 from spanaug_core.outcomes import Checkpoint
@@ -78,11 +78,17 @@ def signals_as_interrupts() -> Iterator[None]:
 
 @dataclass(frozen=True)
 class RunSummary:
-    """How a run ended, for the CLI's last lines."""
+    """How a run ended, for the CLI's last lines: its counts, and what its reader repaired or skipped."""
 
     status: str
     counts: dict[str, Any]
     output: str
+    reader_warnings: dict[str, int]
+
+
+def reader_warnings(reader: Any) -> dict[str, int]:
+    """What a dataset reader repaired or skipped so far (its ``warnings``: what -> how many), sorted by what."""
+    return {what: int(n) for what, n in sorted(dict(getattr(reader, "warnings", None) or {}).items())}
 
 
 def run_input(config: dict[str, Any], registry: Registry | None = None) -> tuple[Iterator[Example], str] | None:
@@ -150,11 +156,14 @@ def execute(
     """Run (or resume) the augmentation a config describes, writing into ``config.output``.
 
     The settings of the config's ``preset``, then the dataset's suggested settings, apply
-    where the config sets none (``note`` is told what each applied, before the run starts).
+    where the config sets none, and its input gives the options it names of the run's
+    components where the config sets none (``note`` is told what each applied, before
+    the run starts).
     """
     reg = registry or default_registry()
     config, preset = with_preset(config, reg)
     config, suggested = with_suggested_settings(config, reg)
+    config, from_input = with_input_options(config, reg)
     if note is not None:
         if preset:
             given = ", ".join(f"{key} = {value!r}" for key, value in preset.items())
@@ -162,6 +171,8 @@ def execute(
         for key, value in suggested.items():
             # Components (a lexicon, a list of filters) as a config file writes them.
             note(f"{key} = {to_jsonable_python(value)!r}: the {config.dataset.name} dataset's suggestion (set {key} to override it)")
+        for given in from_input:
+            note(f"{given.where} = {given.value!r}: the {config.dataset.name} dataset's input (to read another: {given.override})")
     plan = reg.plan(config)
     if resume and note is not None and not (config.output / MANIFEST).is_file():
         # A script may pass --resume on every call; a mistyped --output must not go unnoticed.
@@ -214,12 +225,21 @@ def with_suggested_settings(config: RunConfig, registry: Registry | None = None)
     """The config with each pipeline setting its dataset suggests that the run left unset, and those settings.
 
     A setting given anywhere (config file, flag, ``--set``) wins, even when it equals the
-    default. Applied settings are part of the config, so the manifest records them and
-    ``--resume`` compares them like any other.
+    default; options given to a section that has no default without naming a component
+    (``--set lexicon.words=2``) go to the component the dataset suggests for it. Applied
+    settings are part of the config, so the manifest records them and ``--resume``
+    compares them like any other.
     """
     name = config.dataset.name
     suggested = getattr((registry or default_registry()).get("dataset", name), "suggested_settings", None) or {}
-    wanted = {key: value for key, value in suggested.items() if key not in config.model_fields_set}
+    nameless = {section.key: spec for _, section in SECTIONS if (spec := _nameless(config, section.key)) is not None}
+    for key in nameless:
+        if suggested.get(key) is None:
+            raise ConfigError(
+                f"{key} options given without a {key} to take them, and the {name} dataset suggests none: "
+                f"name it too (--{key} NAME or {key}.name=NAME)"
+            )
+    wanted = {key: value for key, value in suggested.items() if key not in config.model_fields_set or key in nameless}
     if not wanted:
         return config, {}
     unknown = sorted(set(wanted) - set(PipelineSettings.model_fields) - {"lexicon", "filters"})
@@ -230,7 +250,59 @@ def with_suggested_settings(config: RunConfig, registry: Registry | None = None)
     except ValidationError as exc:
         raise ConfigError(f"dataset '{name}' suggests an invalid setting (a bug in its plugin): {exc}") from None
     applied = {key: getattr(checked, key) for key in wanted}
+    for key, spec in nameless.items():
+        applied[key] = ComponentSpec(name=applied[key].name, **{**applied[key].options, **spec.options})
     return config.model_copy(update=applied), applied
+
+
+def _nameless(config: RunConfig, key: str) -> ComponentSpec | None:
+    """The run's component of section ``key`` when it was given options but no name (``config.SUGGESTED``)."""
+    spec = getattr(config, key, None)
+    return spec if isinstance(spec, ComponentSpec) and spec.name == SUGGESTED else None
+
+
+@dataclass(frozen=True)
+class InputOption:
+    """An option of a run's component set to the run's input, where it is shown and how a user sets another."""
+
+    where: str
+    value: str
+    override: str
+
+
+def with_input_options(config: RunConfig, registry: Registry | None = None) -> tuple[RunConfig, list[InputOption]]:
+    """The config with the run's ``--input`` as each component option its dataset says the input gives, and those options.
+
+    A dataset reader may have ``input_options``, a class-level dict ``{(kind, component
+    name): option}``: the framenet dataset's input is a FrameNet release, which the
+    ``framenet`` lexicon and the ``frame-lexicon`` filter read too. Each such component the
+    run has (named or suggested) whose options the run left without that one gets it, so
+    that they read the data the dataset reads; an option given anywhere wins. Without
+    ``--input`` nothing is set: the component's own default reads the default data, as
+    the dataset does.
+    """
+    if config.input is None:
+        return config, []
+    declared = getattr((registry or default_registry()).get("dataset", config.dataset.name), "input_options", None) or {}
+    value = str(config.input)
+    update: dict[str, Any] = {}
+    applied: list[InputOption] = []
+    for kind, section in SECTIONS:
+        named = getattr(config, section.key)
+        specs = list(named) if section.many else [] if named is None else [named]
+        for i, spec in enumerate(specs):
+            option = declared.get((kind, spec.name))
+            if option is None or option in spec.options:
+                continue
+            specs[i] = ComponentSpec(name=spec.name, **{**spec.options, option: value})
+            if section.many:
+                where = f"{section.key}: {spec.name}.{option}"
+                override = f"--set '{section.key}=[{{name: {spec.name}, {option}: PATH}}]' in place of --{kind} {spec.name}"
+            else:
+                where, override = f"{section.key}.{option}", f"--set {section.key}.{option}=PATH"
+            applied.append(InputOption(where, value, override))
+            update[section.key] = specs if section.many else specs[0]
+    return config.model_copy(update=update), applied
 
 
 def resolved_component_options(plan: RunPlan) -> dict[str, Any]:
@@ -266,7 +338,13 @@ def _drive(config: RunConfig, reader: Any, execution: Execution, resume: bool, o
     def commit(in_flight: list[dict[str, Any]], pending: int = 0, last_read_id: str | None = None) -> None:
         # Workers may join while the run goes on: the manifest says who ran it so far.
         store.describe_engine({"name": config.engine.name, **execution.resources()})
+        store.describe_reading(reader_warnings(reader))
         store.commit(done, last_id, execution.stats.as_dict(), in_flight, pending, last_read_id)
+
+    def finish(status: str, error: str | None = None) -> None:
+        # A resume reads the input from its start again, so the reader's counts are whole without restoring.
+        store.describe_reading(reader_warnings(reader))
+        store.finish(status, execution.stats.as_dict(), error=error)
 
     done = committed.get("examples_done", 0)
     last_id = committed.get("last_example_id")
@@ -295,13 +373,12 @@ def _drive(config: RunConfig, reader: Any, execution: Execution, resume: bool, o
                 store.write(outcome)
         commit([])
     except KeyboardInterrupt:
-        store.finish("interrupted", execution.stats.as_dict())
+        finish("interrupted")
         raise
     except BaseException as exc:
-        store.finish("failed", execution.stats.as_dict(), error=f"{type(exc).__name__}: {exc}")
+        finish("failed", error=f"{type(exc).__name__}: {exc}")
         if isinstance(exc, FileSystemError):
             exc.hint = _after_fault(exc, store.committed_examples, config.output)
         raise
-    counts = execution.stats.as_dict()
-    store.finish("completed", counts)
-    return RunSummary("completed", counts, str(config.output))
+    finish("completed")
+    return RunSummary("completed", execution.stats.as_dict(), str(config.output), reader_warnings(reader))

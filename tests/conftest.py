@@ -32,15 +32,33 @@ def installed_registry() -> Registry:
     return Registry()
 
 
+def shared_archive(name: str) -> Path:
+    """The archive ``name`` in ../shared/data, or skip the test that asked."""
+    path = SHARED_DATA / name
+    if not path.exists():
+        pytest.skip(f"real data {name} not found in {SHARED_DATA} (only on the project's machines)")
+    return path
+
+
 @pytest.fixture
 def shared_data():
     """``shared_data("conll2003.tar.xz")``: the archive's path in ../shared/data, or skip the test."""
+    return shared_archive
+
+
+@pytest.fixture(scope="session")
+def shared_unpacked(tmp_path_factory):
+    """``shared_unpacked("wnut17.tar.xz")``: the whole archive unpacked, once a session, in a temporary folder (or skip)."""
+    unpacked: dict[str, Path] = {}
 
     def get(name: str) -> Path:
-        path = SHARED_DATA / name
-        if not path.exists():
-            pytest.skip(f"real data {name} not found in {SHARED_DATA} (only on the project's machines)")
-        return path
+        if name not in unpacked:
+            archive = shared_archive(name)
+            folder = tmp_path_factory.mktemp(name.split(".")[0])
+            with tarfile.open(archive) as tar:
+                tar.extractall(folder, filter="data")
+            unpacked[name] = folder
+        return unpacked[name]
 
     return get
 

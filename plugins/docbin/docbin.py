@@ -23,7 +23,6 @@ version is refused with what was expected rather than read wrong.
 
 from __future__ import annotations
 
-import logging
 import zlib
 from collections import Counter
 from collections.abc import Iterable, Iterator
@@ -40,7 +39,6 @@ from spanaug_core.types import Example, Span
 from spanaug_shared.presets import ENTITY_PRESETS
 from spanaug_shared.tagging import EntityOptions, encode
 
-log = logging.getLogger(__name__)
 
 # Token annotations a doc may carry, as Doc(...) takes them: (has_annotation name, argument, token value).
 ANNOTATIONS = (
@@ -174,8 +172,6 @@ class SpacyDataset:
                     ident = f"{name}#{number}" if len(sentences) == 1 else f"{name}#{number}.{k}"
                     part = (f"{name}#{number}", k, len(sentences))
                     yield self._example(file, ident, doc, start, end, part)
-        if self.warnings:
-            log.warning("%s: %s", path, ", ".join(f"{n} {what}" for what, n in self.warnings.items()))
 
     def _example(self, file: Path, ident: str, doc: Any, start: int, end: int, part: tuple[str, int, int]) -> Example:
         """The example of ``doc[start:end]`` (the doc, or one of its ``part[2]`` sentences)."""

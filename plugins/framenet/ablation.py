@@ -78,8 +78,9 @@ def select_seed(path: Path | None, n_frames: int = 20, n_lus: int = 3, n_annotat
             by_lu[(target.label, target.attrs.get("lu", ""))].append((parse_date(created), example))
 
     # Full text is not indexed by LU: every document may annotate a chosen frame.
+    fulltext: dict[str, bytes] = {}  # ids read, as the reader keeps them across documents
     for document in sorted((release / "fulltext").glob("*.xml")):
-        collect(reader.read_xml(document, "fulltext", known))
+        collect(reader.read_xml(document, "fulltext", known, fulltext))
     seed = Seed([], {}, {})
     for frame in chosen:
         lus = sorted(frame.lexical_units(), key=lambda lu: (lu.created, lu.name))

@@ -15,6 +15,10 @@ lexical units (LUs), and that list serves twice:
   Attempt). The model still words the sentence as it likes, but it now knows words that
   keep the frame. The LUs WordNet does not relate to the trigger stay out: most belong to
   the frame but not to the meaning ("car" and "boat" for *plane* in Vehicle).
+
+Both read the release their ``release`` option names; in a run of the framenet dataset
+that defaults to the release ``--input`` names (the dataset's ``input_options``), so a
+frame of the data is a frame of their release.
 """
 
 from __future__ import annotations
@@ -23,9 +27,9 @@ import logging
 from collections.abc import Sequence
 from functools import cached_property
 from pathlib import Path
-from typing import ClassVar
+from typing import Annotated, ClassVar
 
-from pydantic import Field
+from pydantic import AfterValidator, Field
 
 from spanaug_core.protocols import ComponentConfig, FilterContext
 from spanaug_core.types import Augmented, Example, Span
@@ -39,15 +43,33 @@ from spanaug_framenet.release import FrameInfo, find_release, frames
 _POS = ("v", "n", "a", "adv", "prep", "num", "art", "c", "scon", "intj", "idio")
 _WORDNET_POS = {"v": "verb", "n": "noun", "a": "adj", "adv": "adv"}
 log = logging.getLogger(__name__)
-_RELEASE_HELP = "FrameNet release folder (as the framenet dataset's --input); None: NLTK's framenet_v17/v15, else the embedded sample"
+_RELEASE_HELP = (
+    "FrameNet release folder, or a folder holding one (as the framenet dataset's --input, which it defaults to in a run "
+    "of that dataset); None: NLTK's framenet_v17/v15, else the embedded sample"
+)
+
+
+def _release_folder(path: Path | None) -> Path | None:
+    """The release a given folder names (itself, or the fndata-* or NLTK folder inside), so that
+    a run's manifest says which one was read; a folder that holds none fails here."""
+    return None if path is None else find_release(path)
+
+
+Release = Annotated[Path | None, AfterValidator(_release_folder)]
 
 
 class FrameUnits:
     """The LUs of each frame of a release (lower-cased name -> corpus sentences), each
-    frame file read once, on first use. A wrong folder fails at construction."""
+    frame file read once, on first use. A wrong folder fails at construction.
 
-    def __init__(self, release: Path | None) -> None:
+    A frame the release lacks (data of another release than the one read) gets none and
+    one warning, which ends with ``hint``: how the component that asked is given the
+    user's release, in words that work as written.
+    """
+
+    def __init__(self, release: Path | None, hint: str) -> None:
         self.release = find_release(release)
+        self.hint = hint
         self._units: dict[str, dict[str, int]] = {}
 
     @cached_property
@@ -55,12 +77,11 @@ class FrameUnits:
         return {info.name: info for info in frames(self.release)}
 
     def __call__(self, frame: str) -> dict[str, int]:
-        """The LUs (``buy.v``) of ``frame`` and how common each is; empty for a frame the
-        release lacks, which is logged once (data of another release than the one read)."""
+        """The LUs (``buy.v``) of ``frame`` and how common each is; empty for a frame the release lacks."""
         if frame not in self._units:
             info = self._frames.get(frame)
             if info is None:
-                log.warning("frame %r is not in the FrameNet release %s: no lexical units for it (set release to yours)", frame, self.release)
+                log.warning("frame %r is not in the FrameNet release %s: %s", frame, self.release, self.hint)
             self._units[frame] = {lu.name.lower(): lu.sentences for lu in info.lexical_units()} if info else {}
         return self._units[frame]
 
@@ -71,11 +92,15 @@ class FrameLexiconFilter:
     name: ClassVar[str] = "frame-lexicon"
 
     class Config(ComponentConfig):
-        release: Path | None = Field(default=None, description=_RELEASE_HELP)
+        release: Release = Field(default=None, description=_RELEASE_HELP)
 
     def __init__(self, config: Config) -> None:
         self.config = config
-        self.units = FrameUnits(config.release)
+        self.units = FrameUnits(
+            config.release,
+            "frame-lexicon drops its records; if your data is from another release, give the filter that one: "
+            "--set 'filters=[{name: frame-lexicon, release: FOLDER}]' in place of --filter frame-lexicon",
+        )
 
     def check(self, record: Augmented, context: FilterContext) -> str | None:
         spans = replacement(record, context.source)
@@ -98,12 +123,16 @@ class FrameNetLexicon(WordNetLexicon):
     name: ClassVar[str] = "framenet"
 
     class Config(WordNetLexicon.Config):
-        release: Path | None = Field(default=None, description=_RELEASE_HELP)
+        release: Release = Field(default=None, description=_RELEASE_HELP)
 
     def __init__(self, config: Config) -> None:
         super().__init__(config)
         self.config: FrameNetLexicon.Config = config
-        self.units = FrameUnits(config.release)
+        self.units = FrameUnits(
+            config.release,
+            "the lexicon offers no words for it; if your data is from another release, give the lexicon that one: "
+            "--set lexicon.release=FOLDER",
+        )
 
     def alternatives(self, example: Example, span: Span, avoid: Sequence[str]) -> list[str]:
         """Up to ``words`` LUs of the span's frame, of the trigger's part of speech, that the

@@ -5,13 +5,24 @@ Each frame annotation set gives a ``target`` span (label: the frame; attrs: LU n
 id, frame id, annotation-set id, created date) and its frame elements as ``argument``
 spans in the same group. Character offsets become tokens through a tokenizer that
 splits at every annotated edge. What cannot be resolved on the real release (a frame id
-missing from the frame index, a set without a target, a span on whitespace only) is
-skipped and counted in ``warnings``; with ``strict`` it is an error instead. ``write``
-puts examples back into a release folder (see ``writer``).
+missing from the frame index, a set without a target, a span on whitespace only, an
+empty file) is skipped and counted in ``warnings``; with ``strict`` it is an error
+instead. ``write`` puts examples back into a release folder (see ``writer``).
+
+A release lists some sentences twice: FrameNet 1.5 has 19 exemplar sentences each under
+two subcorpora of one LU, annotated differently (another target occurrence, other
+frame elements). Every id stays unique all the same, since records, resume and reports
+go by id: a sentence listed again with the same annotations (frame, LU, target and
+frame elements; set ids and dates aside) is read once, one with other annotations is
+kept as ``<id>-2`` (``-3``...). Both repairs are counted in ``warnings``. Full-text and
+exemplar ids never meet (``fn-<sentence ID>`` against ``fn-lu<LU ID>-<sentence ID>``;
+the two number their sentences independently), so a full-text sentence is compared with
+the release's other full-text sentences, an exemplar with the other exemplars of its LU.
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from collections import Counter
 from collections.abc import Iterable, Iterator
@@ -42,6 +53,8 @@ class FrameNetReader:
     # the share of good records most (docs/results/framenet-lexicon.md).
     suggested_settings: ClassVar[dict[str, Any]] = {"lexicon": {"name": "framenet"}, "filters": ["frame-lexicon"]}
     presets: ClassVar[tuple[RunPreset, ...]] = FRAMENET_PRESETS
+    # The input is a release: the lexicon and the filter read its frames' words, not the sample's.
+    input_options: ClassVar[dict[tuple[str, str], str]] = {("lexicon", "framenet"): "release", ("filter", "frame-lexicon"): "release"}
 
     class Config(ComponentConfig):
         source: Literal["fulltext", "exemplars", "both"] = Field(
@@ -84,23 +97,49 @@ class FrameNetReader:
         """Stream examples from a release folder (``None``: NLTK's copy, else the embedded sample)."""
         release = find_release(None if path is None else Path(path))
         known = frame_ids(release)
+        fulltext: dict[str, bytes] = {}  # every full-text id read so far -> its annotations' digest
         for file, source in self.files(release):
-            yield from self.read_xml(file, source, known)
-        self.log_skipped(release)
+            # An exemplar's id holds its LU's: only the same file can list it again.
+            yield from self.read_xml(file, source, known, fulltext if source == "fulltext" else {})
 
-    def read_xml(self, file: Path, source: str, known: dict[str, str]) -> Iterator[Example]:
-        """The examples of one XML file (``source``: fulltext or exemplar) of a release whose frame index is ``known``."""
+    def read_xml(self, file: Path, source: str, known: dict[str, str], seen: dict[str, bytes] | None = None) -> Iterator[Example]:
+        """The examples of one XML file (``source``: fulltext or exemplar) of a release whose frame index is ``known``.
+
+        ``seen`` maps the ids read before that share this file's to their annotations'
+        digests: a sentence listed again is read once or renamed (module docstring).
+        """
+        if file.stat().st_size == 0:
+            self._skip("empty files", file, "the file is empty; expected FrameNet XML")
+            return
         wanted = set(self.config.frames)
+        seen = {} if seen is None else seen
         for sentence in read_file(file, source):
             sets = [a for a in sentence.annotation_sets if not wanted or a.frame in wanted]
             sets = [a for a in sets if self._resolved(a, known, sentence)]
-            if sets:
-                example = self._example(sentence, sets)
-                if example is not None:
-                    yield example
+            if sets and (example := self._example(sentence, sets)) is not None:
+                if (kept := self._listed_once(example, seen)) is not None:
+                    yield kept
+
+    def _listed_once(self, example: Example, seen: dict[str, bytes]) -> Example | None:
+        """``example``, None when an example of its id had the same annotations, or renamed
+        ``<id>-2`` (``-3``...) when those had others; ``seen`` takes the id it keeps."""
+        digest = _annotations(example)
+        ident, copy = example.id, 1
+        while ident in seen:
+            if seen[ident] == digest:
+                self.warnings["sentences listed again with the same annotations, read once"] += 1
+                return None
+            copy += 1
+            ident = f"{example.id}-{copy}"
+        seen[ident] = digest
+        if copy == 1:
+            return example
+        self.warnings["sentences listed again with other annotations, kept as <id>-2"] += 1
+        log.debug("%s: sentence %s is listed again with other annotations: read as %s", example.meta["file"], example.meta["sentence_id"], ident)
+        return example.model_copy(update={"id": ident})
 
     def log_skipped(self, release: Path) -> None:
-        """One log line with what was skipped so far, if anything."""
+        """One log line with what was skipped so far, if anything (``spanaug run`` and ``convert`` say it themselves)."""
         if self.warnings:
             log.warning("%s: skipped %s", release, ", ".join(f"{n} {what}" for what, n in sorted(self.warnings.items())))
 
@@ -112,11 +151,12 @@ class FrameNetReader:
         """Write examples into a new release folder (fulltext/*.xml, frameIndex.xml); returns how many were written."""
         return write_release(examples, Path(path), self.config.document, self.warnings)
 
-    def _skip(self, what: str, sentence: Sentence, detail: str) -> None:
+    def _skip(self, what: str, where: Sentence | Path, detail: str) -> None:
+        file, detail = (where, detail) if isinstance(where, Path) else (where.file, f"sentence {where.id}: {detail}")
         if self.config.strict:
-            raise DataError(f"sentence {sentence.id}: {detail}", path=sentence.file)
+            raise DataError(detail, path=file)
         self.warnings[what] += 1
-        log.debug("%s: sentence %s: %s", sentence.file, sentence.id, detail)
+        log.debug("%s: %s", file, detail)
 
     def _resolved(self, aset: AnnotationSet, known: dict[str, str], sentence: Sentence) -> bool:
         if aset.frame_id not in known:
@@ -170,3 +210,16 @@ class FrameNetReader:
             fe_attrs = {"rank": rank} if rank > 1 else {}
             spans.append(Span(start=where[0], end=where[1], label=label.name, role="argument", group=aset.id, attrs=fe_attrs))
         return spans
+
+
+def _annotations(example: Example) -> bytes:
+    """A digest of what an example says (its tokens and spans), annotation-set ids and dates
+    aside: two listings of one sentence that annotate it alike have the same one."""
+    digest = hashlib.blake2b(digest_size=16)
+    groups: dict[str | None, int] = {}
+    for span in example.spans:
+        attrs = {k: v for k, v in span.attrs.items() if k not in ("annotation_set", "created")}
+        group = groups.setdefault(span.group, len(groups))
+        digest.update(repr((span.start, span.end, span.label, span.role, group, sorted(attrs.items()))).encode())
+    digest.update(repr(example.tokens).encode())
+    return digest.digest()

@@ -164,9 +164,8 @@ def read_file(path: Path, source: str) -> Iterator[Sentence]:
     lu = None
     if local(root.tag) == "lexUnit":
         lu = (root.get("name", ""), root.get("ID", ""), root.get("frame", ""), root.get("frameID", ""))
-    for sentence in root.iter():
-        if local(sentence.tag) != "sentence":
-            continue
+    namespace = root.tag[: root.tag.index("}") + 1] if root.tag.startswith("{") else ""
+    for sentence in root.iter(namespace + "sentence"):  # the tree's own search: an LU file has ~100 elements a sentence
         text = next((child.text or "" for child in sentence if local(child.tag) == "text"), "")
         sets = [
             aset

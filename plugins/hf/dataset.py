@@ -15,7 +15,6 @@ its other columns are empty (null), but for the id column, which takes its id.
 
 from __future__ import annotations
 
-import logging
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -29,8 +28,6 @@ from spanaug_core.types import Example
 from spanaug_hf.tables import Split, open_splits, quiet, save
 from spanaug_shared.presets import ENTITY_PRESETS
 from spanaug_shared.tagging import SCHEMES, Scheme, TagOptions, column_of, read_column, scheme_of, split_tag
-
-log = logging.getLogger(__name__)
 
 
 def _label_names(feature: Any) -> list[str] | None:
@@ -107,8 +104,6 @@ class HfDataset:
         prefix = named and len(splits) > 1
         for split in splits:
             yield from self._read_split(path, split, prefix)
-        if self.warnings:
-            log.warning("%s: %s", path, ", ".join(f"{n} {what}" for what, n in self.warnings.items()))
 
     def _where(self, split: Split, where: str) -> str:
         """Where a row is, in words: ``split train, row 12`` or ``line 7``."""

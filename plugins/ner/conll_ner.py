@@ -76,8 +76,6 @@ class ConllNer:
             return self._example(block, pre, scheme, columns[0], f"{path.name}#{number}")
 
         yield from read_sentences(path, _is_sentence, make)
-        if self.warnings:
-            log.warning("%s: %s", path, ", ".join(f"{n} {what}" for what, n in self.warnings.items()))
 
     def _scheme(self, path: Path, configured: str) -> Scheme:
         """The file's scheme (detected when ``auto``), from a first cheap pass over its tag column

@@ -99,6 +99,15 @@ def _component(spec: Any) -> str:
     return f"<code>{esc(str(spec.get('name', '?')))}</code>" + (f" <span class='muted'>{esc(options)}</span>" if options else "")
 
 
+def _lexicon(manifest: dict[str, Any], config: dict[str, Any]) -> str:
+    """The run's lexicon with every option it ran with (the manifest's resolved ones: the release it read...)."""
+    spec = config.get("lexicon")
+    if not isinstance(spec, dict):
+        return "none"
+    resolved = (manifest.get("options") or {}).get("lexicon")
+    return _component({"name": spec.get("name"), **(resolved if isinstance(resolved, dict) else spec)})
+
+
 def _run_section(run: Run) -> str:
     m, config = run.manifest, run.config
     status = str(m.get("status", "unknown"))
@@ -121,6 +130,10 @@ def _run_section(run: Run) -> str:
     if config:
         rows = [(esc(kind), _component(config.get(kind))) for kind in ("dataset", "decoder", "aligner", "expander") if kind in config]
         rows.append(("input", esc(str(config.get("input") or "(the dataset's default)"))))
+        repairs = m.get("reader_warnings") or {}
+        if repairs:
+            rows.append(("the reader repaired or skipped", esc(", ".join(f"{n:,} {what}" for what, n in repairs.items()))))
+        rows.append(("lexicon", _lexicon(m, config)))
         rows.append(("filters", ", ".join(_component(f) for f in config.get("filters", [])) or "none"))
         rows.append(("iterations · top-m · chain", esc(f"{config.get('iterations')} · {config.get('top_m')} · {config.get('chain')}")))
         parts.append(_table(("setting", "value"), rows, (False, False)))

@@ -66,3 +66,12 @@ def test_errors_name_the_setting(tmp_path: Path) -> None:
         load_run_config(bad)
     with pytest.raises(ConfigError, match="does not exist"):
         load_run_config(tmp_path / "none.toml")
+
+
+def test_options_without_a_name_tune_a_section_s_default_or_await_the_suggested_one() -> None:
+    from spanaug_core.config import SUGGESTED
+
+    config = load_run_config(None, {}, ["aligner.threshold=0.4", "lexicon.words=2"])
+    assert (config.aligner.name, config.aligner.options) == ("bert-span", {"threshold": 0.4})
+    # The lexicon has no default: the dataset's suggestion names it when the run starts (run.with_suggested_settings).
+    assert (config.lexicon.name, config.lexicon.options) == (SUGGESTED, {"words": 2})

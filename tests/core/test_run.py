@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -76,6 +77,19 @@ def rewrite_manifest(tmp_path: Path, change: Callable[[dict[str, Any]], object])
     path.write_text(json.dumps(manifest))
 
 
+def interrupt_at_call(monkeypatch, call: int) -> None:  # type: ignore[no-untyped-def]
+    """Make the synonym decoder's ``call``-th call raise KeyboardInterrupt, as Ctrl-C would."""
+    original, calls = SynonymDecoder.decode, []
+
+    def interrupted(self, requests, nbest):  # type: ignore[no-untyped-def]
+        calls.append(len(requests))
+        if len(calls) == call:
+            raise KeyboardInterrupt
+        return original(self, requests, nbest)
+
+    monkeypatch.setattr(SynonymDecoder, "decode", interrupted)
+
+
 def read_records(out: Path) -> list[Augmented]:
     return [Augmented.model_validate_json(line) for line in (out / "augmented.jsonl").read_text().splitlines()]
 
@@ -103,15 +117,7 @@ def test_resume_after_interruption_loses_and_duplicates_nothing(tmp_path, run_re
     expected = read_records(tmp_path / "ref" / "out")
 
     # The 5th decoder call raises KeyboardInterrupt, as Ctrl-C would, with examples in progress.
-    original, calls = SynonymDecoder.decode, []
-
-    def interrupted(self, requests, nbest):
-        calls.append(len(requests))
-        if len(calls) == 5:
-            raise KeyboardInterrupt
-        return original(self, requests, nbest)
-
-    monkeypatch.setattr(SynonymDecoder, "decode", interrupted)
+    interrupt_at_call(monkeypatch, 5)
     with pytest.raises(KeyboardInterrupt):
         execute(config_for(tmp_path), registry=run_registry)
     out = tmp_path / "out"
@@ -131,6 +137,41 @@ def test_resume_after_interruption_loses_and_duplicates_nothing(tmp_path, run_re
     assert read_records(out) == expected
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["counts"]["accepted"] == len(expected) and manifest["resumed"] is True
+
+
+class RepairingJsonl(JsonlDataset):
+    """A jsonl reader that counts a repair for each example with an even number, as a release's reader counts its quirks."""
+
+    name = "repairing"
+
+    def __init__(self, config: JsonlDataset.Config) -> None:
+        super().__init__(config)
+        self.warnings: Counter[str] = Counter()
+
+    def read(self, path):  # type: ignore[no-untyped-def]
+        for example in super().read(path):
+            if int(example.id.removeprefix("s")) % 2 == 0:
+                self.warnings["even examples repaired"] += 1
+            yield example
+
+
+class RepairingPlugin:
+    @hookimpl
+    def register_datasets(self, register):  # type: ignore[no-untyped-def]
+        register(RepairingJsonl)
+
+
+def test_what_the_reader_repaired_reaches_the_manifest_and_the_summary_whole_after_a_resume(tmp_path, run_registry, monkeypatch) -> None:
+    run_registry.add_plugin(RepairingPlugin(), "repairing")
+    interrupt_at_call(monkeypatch, 3)
+    with pytest.raises(KeyboardInterrupt):
+        execute(config_for(tmp_path, **{"dataset.name": "repairing"}), registry=run_registry)
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    assert manifest["status"] == "interrupted" and 0 < manifest["reader_warnings"]["even examples repaired"] < 5
+    # The resumed run reads the input from its start again: its count covers all 9 examples, once.
+    summary = execute(config_for(tmp_path, **{"dataset.name": "repairing"}), resume=True, registry=run_registry)
+    assert summary.reader_warnings == {"even examples repaired": 5}
+    assert json.loads((tmp_path / "out" / "manifest.json").read_text())["reader_warnings"] == {"even examples repaired": 5}
 
 
 def test_existing_output_needs_resume(tmp_path, run_registry) -> None:
@@ -408,10 +449,20 @@ def test_a_run_begun_with_the_pipeline_batch_size_resumes(run_registry, tmp_path
     assert execute(config_for(tmp_path), registry=run_registry, resume=True).status == "completed"
 
 
-def test_lexicon_options_without_a_name_are_refused(tmp_path) -> None:
-    with pytest.raises(ConfigError, match=r"lexicon options given without a lexicon to take them: name it too \(--lexicon NAME"):
-        config_for(tmp_path, **{"lexicon.words": "[a]"})
+def test_lexicon_options_without_a_name_go_to_the_suggested_lexicon_or_are_refused(run_registry, tmp_path) -> None:
+    run_registry.add_plugin(LexiconPlugin(), "lexicon")
+    with pytest.raises(ConfigError, match=r"lexicon options given without a lexicon to take them, and the jsonl dataset suggests none: name it too \(--lexicon NAME"):
+        execute(config_for(tmp_path, **{"lexicon.words": "[a]"}), registry=run_registry)
     assert config_for(tmp_path, lexicon="table").lexicon.name == "table"
+    run_registry.add_plugin(SuggestingPlugin({"lexicon": {"name": "table", "words": ["verify", "support"]}}), "suggesting")
+    notes: list[str] = []
+    config = config_for(tmp_path, n=3, iterations=1, **{"dataset.name": "suggesting", "lexicon.words": ["support"]})
+    execute(config, registry=run_registry, note=notes.append)
+    assert all(r.constraints.prefer == ("support",) for r in read_records(tmp_path / "out"))
+    assert json.loads((tmp_path / "out" / "manifest.json").read_text())["config"]["lexicon"] == {"name": "table", "words": ["support"]}
+    assert notes == ["lexicon = {'name': 'table', 'words': ['support']}: the suggesting dataset's suggestion (set lexicon to override it)"]
+    execute(config, registry=run_registry, resume=True)  # the same command resumes
+
 
 
 SURE = RunPreset(
@@ -459,3 +510,85 @@ def test_every_builtin_preset_is_a_valid_run_config(installed_registry) -> None:
             config, _ = with_preset(RunConfig(dataset={"name": name}, preset=preset.name), installed_registry)
             installed_registry.plan(config)  # every name and option validates (nothing is built)
             assert "docs/" in preset.description, f"{name} {preset.name} links no page that measured it"
+
+
+class FileLexicon:
+    """Offers the words of a file (one a line), which the dataset's input gives unless set."""
+
+    name = "file"
+
+    class Config(ComponentConfig):
+        file: Path | None = None
+
+    def __init__(self, config: Config) -> None:
+        self.config = config
+
+    def alternatives(self, example, span, avoid):  # type: ignore[no-untyped-def]
+        words = self.config.file.read_text().split() if self.config.file else []
+        return [w for w in words[:1] if w not in avoid]
+
+
+class FileFilter:
+    """Drops a record whose text is not in its file, which the dataset's input gives unless set."""
+
+    name = "file-filter"
+
+    class Config(ComponentConfig):
+        file: Path | None = None
+
+    def __init__(self, config: Config) -> None:
+        self.config = config
+
+    def check(self, record, context):  # type: ignore[no-untyped-def]
+        return None if self.config.file and self.config.file.is_file() else "no file"
+
+
+class InputPlugin:
+    """A jsonl dataset whose input also gives the file lexicon's and the file filter's file (``input_options``)."""
+
+    @hookimpl
+    def register_datasets(self, register):  # type: ignore[no-untyped-def]
+        register(type("Inputting", (JsonlDataset,), {
+            "name": "inputting",
+            "suggested_settings": {"lexicon": {"name": "file"}},
+            "input_options": {("lexicon", "file"): "file", ("filter", "file-filter"): "file"},
+        }))
+
+    @hookimpl
+    def register_lexicons(self, register):  # type: ignore[no-untyped-def]
+        register(FileLexicon)
+
+    @hookimpl
+    def register_filters(self, register):  # type: ignore[no-untyped-def]
+        register(FileFilter)
+
+
+def test_the_input_gives_the_options_its_dataset_names_unless_the_run_sets_them(run_registry, tmp_path) -> None:
+    run_registry.add_plugin(InputPlugin(), "input")
+    notes: list[str] = []
+    config = config_for(tmp_path, n=3, iterations=1, filters=["file-filter"], **{"dataset.name": "inputting"})
+    given = str(tmp_path / "in.jsonl")
+    summary = execute(config, registry=run_registry, note=notes.append)
+    assert summary.counts["accepted"] > 0  # the filter found its file
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    assert manifest["config"]["lexicon"] == {"name": "file", "file": given} and manifest["config"]["filters"] == [{"name": "file-filter", "file": given}]
+    assert manifest["options"]["lexicon"] == {"file": given}
+    assert notes[1:] == [
+        f"filters: file-filter.file = {given!r}: the inputting dataset's input "
+        "(to read another: --set 'filters=[{name: file-filter, file: PATH}]' in place of --filter file-filter)",
+        f"lexicon.file = {given!r}: the inputting dataset's input (to read another: --set lexicon.file=PATH)",
+    ]
+    assert all(r.constraints.prefer[:1] == ('{"id":',) for r in read_records(tmp_path / "out"))
+    execute(config, registry=run_registry, resume=True)  # the same command resumes: the same input gives the same options
+
+    # What the run sets wins; a resume checks the file the lexicon read.
+    other = tmp_path / "words.txt"
+    other.write_text("support\n")
+    (tmp_path / "mine").mkdir()
+    mine = config_for(tmp_path / "mine", n=3, iterations=1, filters=["file-filter"], **{"dataset.name": "inputting", "lexicon.file": str(other)})
+    execute(mine, registry=run_registry)
+    manifest = json.loads((tmp_path / "mine" / "out" / "manifest.json").read_text())
+    assert manifest["config"]["lexicon"] == {"name": "file", "file": str(other)} and manifest["config"]["filters"][0]["file"] != str(other)
+    assert all(r.constraints.prefer == ("support",) for r in read_records(tmp_path / "mine" / "out"))
+    with pytest.raises(RunStateError, match=r"differs in .*lexicon\.file: the run had '.*words\.txt', now '.*in\.jsonl'"):
+        execute(config_for(tmp_path / "mine", n=3, iterations=1, filters=["file-filter"], **{"dataset.name": "inputting"}), registry=run_registry, resume=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -82,8 +83,10 @@ def test_release_lookup(tmp_path: Path) -> None:
 def test_split_reads_das_and_smith_documents(tmp_path: Path) -> None:
     release = shutil.copytree(SAMPLE, tmp_path / "fn")
     sample = release / "fulltext" / "spanaug_sample.xml"
-    for name in ("KBEval__atm", "Miscellaneous__Hijack"):  # a test and a dev document
-        shutil.copy(sample, release / "fulltext" / f"{name}.xml")
+    for number, name in enumerate(("KBEval__atm", "Miscellaneous__Hijack"), start=1):  # a test and a dev document
+        # Sentences of their own: a sentence listed again would be read once.
+        text = re.sub(r'(<sentence [^>]* ID=")', rf"\g<1>{number}", sample.read_text(encoding="utf-8"))
+        (release / "fulltext" / f"{name}.xml").write_text(text, encoding="utf-8")
 
     def files(split: str, source: str = "both") -> list[str]:
         reader = FrameNetReader(FrameNetReader.Config(split=split, source=source))
@@ -95,3 +98,85 @@ def test_split_reads_das_and_smith_documents(tmp_path: Path) -> None:
     assert len(files("all")) == len(train) + 2
     assert split_of("KBEval__atm", "exemplar") == "train"  # LU exemplar files are always training data
     assert (len(TEST_DOCUMENTS), len(DEV_DOCUMENTS)) == (23, 8)
+
+
+def _sentence(ident: str, text: str, *sets: str) -> str:
+    return f'<sentence ID="{ident}"><text>{text}</text>{"".join(sets)}</sentence>'
+
+
+def _set(ident: str, target: tuple[int, int], fe: tuple[str, int, int], frame: bool = True) -> str:
+    """An annotation set; ``frame``: a full-text set, which names its frame and LU (an exemplar's LU is its file's)."""
+    names = ' luID="1" luName="drift.v" frameID="7" frameName="Motion"' if frame else ""
+    return (
+        f'<annotationSet ID="{ident}" cDate="01/0{ident[-1]}/2003 10:00:00 PST Mon"{names}>'
+        f'<layer rank="1" name="Target"><label start="{target[0]}" end="{target[1]}" name="Target"/></layer>'
+        f'<layer rank="1" name="FE"><label start="{fe[1]}" end="{fe[2]}" name="{fe[0]}"/></layer></annotationSet>'
+    )
+
+
+def write_quirky_release(root: Path, documents: dict[str, str], lus: dict[str, str]) -> Path:
+    """A release of full-text ``documents`` and LU files ``lus`` (name -> the sentences' XML) for the Motion frame."""
+    (root / "fulltext").mkdir(parents=True)
+    (root / "lu").mkdir()
+    (root / "frameIndex.xml").write_text(f'<frameIndex {NS}><frame ID="7" name="Motion"/></frameIndex>')
+    for name, sentences in documents.items():
+        (root / "fulltext" / f"{name}.xml").write_text(f"<fullTextAnnotation {NS}>{sentences}</fullTextAnnotation>")
+    for lu_id, sentences in lus.items():
+        body = f'<subCorpus name="a">{sentences}</subCorpus>' if sentences else ""
+        (root / "lu" / f"lu{lu_id}.xml").write_text(f'<lexUnit {NS} name="drift.v" ID="{lu_id}" frame="Motion" frameID="7">{body}</lexUnit>')
+    return root
+
+
+DRIFT = "Boats drift and rafts drift ."
+
+
+def test_a_sentence_listed_again_is_read_once_or_kept_under_a_new_id(tmp_path: Path) -> None:
+    # FrameNet 1.5 lists 19 exemplar sentences twice, under two subcorpora of one LU (lu10940.xml:
+    # sentence 299803), each time with another annotation set.
+    same = _sentence("5", DRIFT, _set("11", (6, 10), ("Theme", 0, 4), frame=False))
+    again = _sentence("5", DRIFT, _set("12", (6, 10), ("Theme", 0, 4), frame=False))  # another set id and date, same labels
+    other = _sentence("5", DRIFT, _set("13", (22, 26), ("Theme", 16, 20), frame=False))  # the second "drift"
+    release = write_quirky_release(tmp_path / "fn", {}, {"1": same + again + other + other, "2": same})
+    reader = FrameNetReader(FrameNetReader.Config())
+    examples = list(reader.read(release))
+    assert [e.id for e in examples] == ["fn-lu1-5", "fn-lu1-5-2", "fn-lu2-5"]
+    assert [next(s.text(e.tokens) for s in e.spans if s.role == "argument") for e in examples] == ["Boats", "rafts", "Boats"]
+    assert examples[1].spans[0].attrs["annotation_set"] == "13" and examples[1].meta["sentence_id"] == "5"
+    assert reader.warnings == {
+        "sentences listed again with the same annotations, read once": 2,
+        "sentences listed again with other annotations, kept as <id>-2": 1,
+    }
+
+
+def test_a_document_listed_twice_is_read_once_and_a_new_id_never_takes_one_the_release_has(tmp_path: Path) -> None:
+    first = _sentence("5", DRIFT, _set("11", (6, 10), ("Theme", 0, 4)))
+    other = _sentence("5", DRIFT, _set("13", (22, 26), ("Theme", 16, 20)))
+    named = _sentence("5-2", "Logs drift .", _set("14", (5, 9), ("Theme", 0, 3)))
+    release = write_quirky_release(tmp_path / "fn", {"a": first + named, "b": first + named + other}, {})
+    reader = FrameNetReader(FrameNetReader.Config())
+    assert [e.id for e in reader.read(release)] == ["fn-5", "fn-5-2", "fn-5-3"]
+    assert reader.warnings == {
+        "sentences listed again with the same annotations, read once": 2,
+        "sentences listed again with other annotations, kept as <id>-2": 1,
+    }
+
+
+def test_full_text_and_exemplars_number_their_sentences_apart(tmp_path: Path) -> None:
+    # FrameNet 1.5: 847 exemplar sentences carry the ID of a full-text sentence, with another text.
+    document = _sentence("5", DRIFT, _set("11", (6, 10), ("Theme", 0, 4)))
+    exemplar = _sentence("5", "Logs drift .", _set("12", (5, 9), ("Theme", 0, 3), frame=False))
+    release = write_quirky_release(tmp_path / "fn", {"a": document}, {"1": exemplar})
+    reader = FrameNetReader(FrameNetReader.Config())
+    assert [(e.id, e.meta["text"]) for e in reader.read(release)] == [("fn-5", DRIFT), ("fn-lu1-5", "Logs drift .")]
+    assert not reader.warnings
+
+
+def test_an_empty_file_is_skipped_and_counted_or_strictly_rejected(tmp_path: Path) -> None:
+    release = write_quirky_release(tmp_path / "fn", {"a": _sentence("5", DRIFT, _set("11", (6, 10), ("Theme", 0, 4)))}, {"1": ""})
+    (release / "lu" / "lu1.xml").write_text("")
+    (release / "lu" / "lu2.xml").write_text(f'<lexUnit {NS} name="drift.v" ID="2" frame="Motion" frameID="7"/>')  # no sentences: nothing to repair
+    reader = FrameNetReader(FrameNetReader.Config())
+    assert [e.id for e in reader.read(release)] == ["fn-5"]
+    assert reader.warnings == {"empty files": 1}
+    with pytest.raises(DataError, match=r"lu1\.xml: the file is empty; expected FrameNet XML"):
+        list(FrameNetReader(FrameNetReader.Config(strict=True)).read(release))

@@ -110,6 +110,13 @@ def test_slips_are_kept_and_counted(tmp_path: Path) -> None:
     assert out.read_text() == text
 
 
+def test_convert_says_what_the_reader_repaired(tmp_path: Path, cli, capsys) -> None:
+    (tmp_path / "in.conll").write_text("A x I-ORG\nb x O\nC x B-LOC\nd x I-LOC\n\n")
+    assert cli("ner,jsonl")("convert", "--dataset", "conll-ner", "--input", tmp_path / "in.conll", "--to", "jsonl", "--output", tmp_path / "out.jsonl") == 0
+    err = " ".join(capsys.readouterr().err.split())
+    assert "the conll-ner dataset repaired or skipped in its input: 1 invalid tag read as seqeval does" in err
+
+
 def test_strict_iob2_rejects_i_after_o_with_file_and_line(tmp_path: Path) -> None:
     text = "A B-ORG\nb O\nC I-LOC\n\n"
     with pytest.raises(DataError, match=r"data\.conll:3: I-LOC only after B-LOC or I-LOC in IOB2"):

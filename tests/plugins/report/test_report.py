@@ -76,7 +76,9 @@ MANIFEST = {
     "status": "completed", "created": "2026-11-01T10:00:00+00:00", "spanaug_version": "0.1.0",
     "config": {"dataset": {"name": "jsonl"}, "iterations": 3, "top_m": 4, "chain": False, "rewrite_roles": ["target"],
                "decoder": {"name": "vdba", "model": "tiny"}, "aligner": {"name": "bert-span"}, "expander": {"name": "inflect"},
-               "filters": [{"name": "alignment-score", "min_score": 0.5}, {"name": "copy"}]},
+               "filters": [{"name": "alignment-score", "min_score": 0.5}, {"name": "copy"}], "lexicon": {"name": "framenet"}},
+    "options": {"lexicon": {"release": "data/fndata-1.5", "words": 4}},
+    "reader_warnings": {"sentences listed again with other annotations, kept as <id>-2": 19},
     "counts": {"examples": 3, "jobs": 3, "accepted": 4, "rejected": 1, "stopped": {"no-alignment": 1}, "decode_s": 1.5, "align_s": 0.2},
     "timings": {"updated": "2026-11-01T10:01:00+00:00", "elapsed_s": 60.0},
 }
@@ -216,6 +218,9 @@ def test_the_page_shows_records_spans_charts_filters_and_diversity(run_dir: Path
     assert re.search(r"source vs. aligned \(this run\)</td><td class=\"num\">3</td><td class=\"num\">33.3%</td>"
                      r"<td class=\"num\">16.7%</td><td class=\"num\">16.7%</td>", page)
     assert "<code>VB VBN</code>" in page and "a scripted test tagger" in page
+    # The lexicon with the options it ran with (the release it read), and what the reader repaired.
+    assert "<code>framenet</code> <span class='muted'>release=data/fndata-1.5, words=4</span>" in page
+    assert "<td>the reader repaired or skipped</td><td>19 sentences listed again with other annotations, kept as &lt;id&gt;-2</td>" in page
 
 
 def test_the_command_writes_the_page_and_says_what_it_left_out(spanaug, run_dir: Path, tmp_path: Path, capsys, monkeypatch) -> None:
