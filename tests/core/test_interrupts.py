@@ -1,14 +1,17 @@
-"""``--resume`` cuts the run's files back to the last commit: bytes a killed run wrote after
-it (records of examples that will be redone, a line torn by the kill) are dropped.
+"""Interrupted runs, deterministically: what a kill leaves after the last commit is cut off by
+``--resume``, and a second signal while the run makes its last commit is ignored.
 
-The fast, deterministic twin of the SIGKILL test in ``test_kill.py``: a run is interrupted
-at a known decoder call, the bytes a kill would have left are appended by hand, and
-``spanaug run --resume`` must give the uninterrupted run's files byte for byte.
+The fast twins of the SIGKILL and signal tests in ``test_kill.py``: a run is stopped at a
+known decoder call (Ctrl-C, or a SIGTERM the process sends itself), so nothing depends on
+when a process is scheduled. ``spanaug run --resume`` must then give the uninterrupted
+run's files byte for byte.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import signal
 from pathlib import Path
 
 import pytest
@@ -19,6 +22,7 @@ from doubles import DoublesPlugin, SynonymDecoder, write_examples
 import spanaug_core.plugins
 import spanaug_core.run
 from spanaug_core.cli import main
+from spanaug_core.output import RunStore
 from spanaug_core.plugins import Registry
 
 FILES = ("augmented.jsonl", "rejected.jsonl")
@@ -70,3 +74,37 @@ def test_resume_drops_the_bytes_written_after_the_last_commit(tmp_path, cli_run,
     assert cli_run(data, out, "--resume") == 0
     for name in FILES:
         assert (out / name).read_bytes() == reference[name], name
+
+
+@pytest.mark.parametrize(("signum", "status"), [(signal.SIGTERM, 143), (signal.SIGHUP, 129)])
+def test_a_second_signal_during_the_last_commit_is_ignored(tmp_path, cli_run, monkeypatch, capsys, signum, status) -> None:
+    data = write_examples(tmp_path / "in.jsonl", 12)
+    assert cli_run(data, tmp_path / "ref") == 0
+
+    decode, finish, calls = SynonymDecoder.decode, RunStore.finish, []
+
+    def signalled(self, requests, nbest):
+        calls.append(len(requests))
+        if len(calls) == 6:
+            os.kill(os.getpid(), signum)  # docker stop, Slurm's time limit, a closed terminal
+        return decode(self, requests, nbest)
+
+    def finish_under_fire(self, *args, **kwargs):
+        # The impatient second signal (and the other kind), while the run commits and says "interrupted".
+        os.kill(os.getpid(), signal.SIGTERM)
+        os.kill(os.getpid(), signal.SIGHUP)
+        return finish(self, *args, **kwargs)
+
+    monkeypatch.setattr(SynonymDecoder, "decode", signalled)
+    monkeypatch.setattr(RunStore, "finish", finish_under_fire)
+    out = tmp_path / "out"
+    handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    assert cli_run(data, out) == status
+    assert json.loads((out / "manifest.json").read_text())["status"] == "interrupted"
+    assert "continue with --resume" in capsys.readouterr().err
+    assert {sig: signal.getsignal(sig) for sig in handlers} == handlers  # the run's handlers went with it
+    monkeypatch.setattr(SynonymDecoder, "decode", decode)
+    monkeypatch.setattr(RunStore, "finish", finish)
+    assert cli_run(data, out, "--resume") == 0
+    for name in FILES:
+        assert (out / name).read_bytes() == (tmp_path / "ref" / name).read_bytes(), name
