@@ -240,12 +240,36 @@ def test_a_run_that_fails_on_its_input_leaves_a_reusable_folder(run_registry, tm
                    registry=run_registry, resume=True).status == "completed"
 
 
-def test_a_failed_run_with_committed_work_still_needs_resume(run_registry, tmp_path) -> None:
+@pytest.mark.parametrize("work", ["examples_done", "examples_read", "in_flight", "augmented_bytes", "rejected_bytes"])
+def test_a_failed_run_with_committed_work_still_needs_resume(run_registry, tmp_path, work) -> None:
+    # Any one sign of committed work is enough to keep the folder for --resume.
     config = config_for(tmp_path)
     execute(config, registry=run_registry)
-    rewrite_manifest(tmp_path, lambda manifest: manifest.update(status="failed"))
+
+    def failed_with_only(manifest: dict[str, Any]) -> None:
+        manifest.update(status="failed")
+        progress = manifest["progress"]
+        progress.update({key: ([] if key == "in_flight" else 0) for key in ("examples_done", "examples_read", "in_flight",
+                                                                            "augmented_bytes", "rejected_bytes") if key != work})
+        progress[work] = progress[work] or [{}]
+
+    rewrite_manifest(tmp_path, failed_with_only)
     with pytest.raises(RunStateError, match="already holds a run"):
         execute(config, registry=run_registry)
+
+
+def test_records_without_a_manifest_are_not_taken_for_a_run(run_registry, tmp_path) -> None:
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "augmented.jsonl").write_text("{}\n")
+    with pytest.raises(RunStateError, match=r"out has augmented.jsonl but no manifest.json: it is not a spanaug run folder"):
+        execute(config_for(tmp_path), registry=run_registry, resume=True)
+
+
+def test_a_resumed_run_counts_the_time_it_ran_before(run_registry, tmp_path) -> None:
+    execute(config_for(tmp_path), registry=run_registry)
+    rewrite_manifest(tmp_path, lambda manifest: manifest["timings"].update(elapsed_s=1000.0))
+    execute(config_for(tmp_path), registry=run_registry, resume=True)
+    assert json.loads((tmp_path / "out" / "manifest.json").read_text())["timings"]["elapsed_s"] >= 1000.0
 
 
 @pytest.mark.parametrize("setting", ["avoid_words", "carry", "source_tokens"])
