@@ -19,6 +19,7 @@ from spanaug_jsonl.dataset import JsonlDataset
 from spanaug_core.config import load_run_config
 from spanaug_core.errors import ConfigError, RunStateError, SpanaugError
 from spanaug_core.hookspecs import hookimpl
+from spanaug_core.output import RunStore
 from spanaug_core.protocols import ComponentConfig
 from spanaug_core.run import (
     execute,
@@ -616,3 +617,13 @@ def test_the_input_gives_the_options_its_dataset_names_unless_the_run_sets_them(
     assert all(r.constraints.prefer == ("support",) for r in read_records(tmp_path / "mine" / "out"))
     with pytest.raises(RunStateError, match=r"differs in .*lexicon\.file: the run had '.*words\.txt', now '.*in\.jsonl'"):
         execute(config_for(tmp_path / "mine", n=3, iterations=1, filters=["file-filter"], **{"dataset.name": "inputting"}), registry=run_registry, resume=True)
+
+
+@pytest.mark.parametrize(("every_s", "due"), [(0, True), (3600, False)])
+def test_a_commit_is_due_once_commit_every_s_has_passed(tmp_path, every_s, due) -> None:
+    store = RunStore(tmp_path / "out", config_for(tmp_path, commit_every_s=every_s))
+    store.open(resume=False)
+    try:
+        assert store.due() is due
+    finally:
+        store.finish("completed", {})
