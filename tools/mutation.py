@@ -23,6 +23,7 @@ a run cut short has tested the cheapest part of its sample.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import signal
@@ -66,16 +67,15 @@ def scratch_copy(target: str, root: Path) -> Path:
 
 def configure(folder: Path, mutate: list[str], tests: list[str]) -> None:
     """Append the ``[tool.mutmut]`` section of this target to the copy's pyproject.toml."""
-    quoted = lambda items: "[" + ", ".join(f'"{item}"' for item in items) + "]"  # noqa: E731
     packages = sorted({path.split("/")[0] for path in mutate})
     section = (
         "\n[tool.mutmut]\n"
-        f"source_paths = {quoted(packages)}\n"
-        f"only_mutate = {quoted(mutate)}\n"
+        f"source_paths = {json.dumps(packages)}\n"  # a JSON list of strings is a TOML array
+        f"only_mutate = {json.dumps(mutate)}\n"
         # mutmut runs the tests from its mutants/ copy; some read the plugins' sample files.
         'also_copy = ["plugins"]\n'
         'pytest_add_cli_args = ["-p", "no:cacheprovider", "-q"]\n'
-        f"pytest_add_cli_args_test_selection = {quoted(tests)}\n"
+        f"pytest_add_cli_args_test_selection = {json.dumps(tests)}\n"
     )
     with (folder / "pyproject.toml").open("a", encoding="utf-8") as fh:
         fh.write(section)
