@@ -16,8 +16,9 @@ cover its function. Results: docs/results/mutation-testing.md.
 ``--sample D`` tests only the mutants whose number ends in the digit D (mutmut numbers the
 mutants of each function from 1): about a tenth of them, the first mutant of every function
 included; without it every mutant is tested (hours on 2 cores). ``--minutes M`` stops the
-run after M minutes; mutmut goes from the mutants with the fastest tests to the slowest, so
-a run cut short has tested the cheapest part of its sample.
+run after M minutes, making the mutants and a clean run of the tests included; mutmut goes
+from the mutants with the fastest tests to the slowest, so a run cut short has tested the
+cheapest part of its sample.
 """
 
 from __future__ import annotations
@@ -105,7 +106,10 @@ def main() -> int:
     statuses.pop("not checked", None)  # outside the sample, or not reached in --minutes
     caught = statuses["killed"] + statuses["timeout"]  # a mutant that makes a test hang is caught too
     tested = sum(statuses.values()) - statuses["no tests"]
-    print(f"{args.target}: {dict(statuses)}; score {caught}/{tested} = {caught / max(tested, 1):.1%} of the mutants the tests reach")
+    if not tested:
+        print(f"{args.target}: no mutant was tested; --minutes also covers making the mutants and a clean run of the tests")
+        return 1
+    print(f"{args.target}: {dict(statuses)}; score {caught}/{tested} = {caught / tested:.1%} of the mutants the tests reach")
     return 0
 
 
