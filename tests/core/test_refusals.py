@@ -21,12 +21,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from doubles import DoublesPlugin
 
-import spanaug_core.plugins
-import spanaug_core.run
 from spanaug_core.cli import main
-from spanaug_core.plugins import Registry
 
 SAMPLE = Path(__file__).resolve().parents[2] / "plugins" / "framenet" / "sample"
 FULLTEXT = Path("fulltext") / "spanaug_sample.xml"
@@ -110,16 +106,6 @@ CASES = {
     "spacy-empty-folder": ("spacy", _folder, "data", "holds no .spacy file"),
 }
 COMMANDS = {"run": [], "convert": [], "convert --sample": ["--sample", "1"]}
-
-
-@pytest.fixture
-def doubles_cli(monkeypatch) -> Registry:
-    """The installed plugins and the scripted decoder and aligner, as the CLI's registry."""
-    registry = Registry()
-    registry.add_plugin(DoublesPlugin(), "doubles")
-    monkeypatch.setattr(spanaug_core.plugins, "default_registry", lambda: registry)
-    monkeypatch.setattr(spanaug_core.run, "default_registry", lambda: registry)
-    return registry
 
 
 def _spanaug(command: str, dataset: str, source: Path, out: Path) -> int:
