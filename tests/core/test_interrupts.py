@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 import spanaug_expanders
 import spanaug_jsonl
-from doubles import DoublesPlugin, SynonymDecoder, write_examples
+from doubles import DoublesPlugin, before_decode_call, ctrl_c, write_examples
 
 import spanaug_core.plugins
 import spanaug_core.run
@@ -49,18 +49,9 @@ def test_resume_drops_the_bytes_written_after_the_last_commit(tmp_path, cli_run,
     data = write_examples(tmp_path / "in.jsonl", 12)
     assert cli_run(data, tmp_path / "ref") == 0
 
-    original, calls = SynonymDecoder.decode, []
-
-    def interrupted(self, requests, nbest):
-        calls.append(len(requests))
-        if len(calls) == 6:
-            raise KeyboardInterrupt
-        return original(self, requests, nbest)
-
-    monkeypatch.setattr(SynonymDecoder, "decode", interrupted)
+    before_decode_call(monkeypatch, 6, ctrl_c)
     out = tmp_path / "out"
     assert cli_run(data, out) == 130
-    monkeypatch.setattr(SynonymDecoder, "decode", original)
     progress = json.loads((out / "manifest.json").read_text())["progress"]
     assert 0 < progress["augmented_bytes"] and progress["examples_done"] < 12
     # What a kill leaves after the commit: a whole record of an example that will be redone,
@@ -81,13 +72,9 @@ def test_a_second_signal_during_the_last_commit_is_ignored(tmp_path, cli_run, mo
     data = write_examples(tmp_path / "in.jsonl", 12)
     assert cli_run(data, tmp_path / "ref") == 0
 
-    decode, finish, calls = SynonymDecoder.decode, RunStore.finish, []
-
-    def signalled(self, requests, nbest):
-        calls.append(len(requests))
-        if len(calls) == 6:
-            os.kill(os.getpid(), signum)  # docker stop, Slurm's time limit, a closed terminal
-        return decode(self, requests, nbest)
+    finish = RunStore.finish
+    # docker stop, Slurm's time limit, a closed terminal
+    before_decode_call(monkeypatch, 6, lambda: os.kill(os.getpid(), signum))
 
     def finish_under_fire(self, *args, **kwargs):
         # The impatient second signal (and the other kind), while the run commits and says "interrupted".
@@ -95,7 +82,6 @@ def test_a_second_signal_during_the_last_commit_is_ignored(tmp_path, cli_run, mo
         os.kill(os.getpid(), signal.SIGHUP)
         return finish(self, *args, **kwargs)
 
-    monkeypatch.setattr(SynonymDecoder, "decode", signalled)
     monkeypatch.setattr(RunStore, "finish", finish_under_fire)
     out = tmp_path / "out"
     handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGHUP)}
@@ -103,7 +89,6 @@ def test_a_second_signal_during_the_last_commit_is_ignored(tmp_path, cli_run, mo
     assert json.loads((out / "manifest.json").read_text())["status"] == "interrupted"
     assert "continue with --resume" in capsys.readouterr().err
     assert {sig: signal.getsignal(sig) for sig in handlers} == handlers  # the run's handlers went with it
-    monkeypatch.setattr(SynonymDecoder, "decode", decode)
     monkeypatch.setattr(RunStore, "finish", finish)
     assert cli_run(data, out, "--resume") == 0
     for name in FILES:

@@ -12,7 +12,7 @@ import pytest
 import spanaug_expanders
 import spanaug_filters
 import spanaug_jsonl
-from doubles import DoublesPlugin, SynonymDecoder
+from doubles import DoublesPlugin, SynonymDecoder, before_decode_call, ctrl_c
 from pydantic import ConfigDict, model_validator
 from spanaug_jsonl.dataset import JsonlDataset
 
@@ -78,19 +78,6 @@ def rewrite_manifest(tmp_path: Path, change: Callable[[dict[str, Any]], object])
     path.write_text(json.dumps(manifest))
 
 
-def interrupt_at_call(monkeypatch, call: int) -> None:  # type: ignore[no-untyped-def]
-    """Make the synonym decoder's ``call``-th call raise KeyboardInterrupt, as Ctrl-C would."""
-    original, calls = SynonymDecoder.decode, []
-
-    def interrupted(self, requests, nbest):  # type: ignore[no-untyped-def]
-        calls.append(len(requests))
-        if len(calls) == call:
-            raise KeyboardInterrupt
-        return original(self, requests, nbest)
-
-    monkeypatch.setattr(SynonymDecoder, "decode", interrupted)
-
-
 def read_records(out: Path) -> list[Augmented]:
     return [Augmented.model_validate_json(line) for line in (out / "augmented.jsonl").read_text().splitlines()]
 
@@ -117,8 +104,8 @@ def test_resume_after_interruption_loses_and_duplicates_nothing(tmp_path, run_re
     execute(config_for(tmp_path / "ref"), registry=run_registry)
     expected = read_records(tmp_path / "ref" / "out")
 
-    # The 5th decoder call raises KeyboardInterrupt, as Ctrl-C would, with examples in progress.
-    interrupt_at_call(monkeypatch, 5)
+    # Ctrl-C at the 5th decoder call, with examples in progress.
+    before_decode_call(monkeypatch, 5, ctrl_c)
     with pytest.raises(KeyboardInterrupt):
         execute(config_for(tmp_path), registry=run_registry)
     out = tmp_path / "out"
@@ -164,7 +151,7 @@ class RepairingPlugin:
 
 def test_what_the_reader_repaired_reaches_the_manifest_and_the_summary_whole_after_a_resume(tmp_path, run_registry, monkeypatch) -> None:
     run_registry.add_plugin(RepairingPlugin(), "repairing")
-    interrupt_at_call(monkeypatch, 3)
+    before_decode_call(monkeypatch, 3, ctrl_c)
     with pytest.raises(KeyboardInterrupt):
         execute(config_for(tmp_path, **{"dataset.name": "repairing"}), registry=run_registry)
     manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
