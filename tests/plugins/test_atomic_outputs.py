@@ -154,14 +154,14 @@ def run_dir(tmp_path: Path) -> Path:
 
 
 def test_judge_export_keeps_the_earlier_export_and_the_answers_beside_it(cli, monkeypatch, tmp_path, run_dir) -> None:
-    import spanaug_judge.page as page
+    import spanaug_core.files as files
 
     spanaug = cli("judge,jsonl")
     folder = tmp_path / "judge"
     assert spanaug("judge", "export", run_dir, "--output", folder, "--per-item", 1) == 0
     (folder / "answers-ann1.csv").write_text("annotator,item,score\n")
-    # tasks.json is written (aside) before the page: stopped at the page.
-    stopped_midway(spanaug, Stop(monkeypatch, page, "render_page", folder, at=1), "judge", "export", run_dir, "--output", folder,
+    # The three files are written aside, then moved in: stopped as the first is moved.
+    stopped_midway(spanaug, Stop(monkeypatch, files.os, "replace", folder, at=1), "judge", "export", run_dir, "--output", folder,
                    "--per-item", 1, "--seed", 1, "--force")
 
 
@@ -198,5 +198,5 @@ def test_report_on_a_full_disk_keeps_the_earlier_report(cli, monkeypatch, run_di
 
     monkeypatch.setattr(Path, "write_text", half_then_full)
     assert cli("report,jsonl")("report", run_dir) == 2
-    assert "cannot write the report" in capsys.readouterr().err
+    assert capsys.readouterr().err == f"error: cannot write {run_dir / 'report.html'}: No space left on device\n"
     assert seen and snapshot(run_dir) == before
