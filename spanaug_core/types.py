@@ -99,6 +99,11 @@ class Example(_Frozen):
         token is a ``ValueError`` naming it.
         """
         spans = [dict(span) for span in spans]
+        for i, span in enumerate(spans):
+            for edge in ("start", "end"):
+                # 4.0 would slice like 4 and 4.5 would fail in slicing: both are slips, as in Span.
+                if isinstance(span.get(edge), bool) or not isinstance(span.get(edge), numbers.Integral):
+                    raise ValueError(f"spans[{i}]: expected an integer character offset for {edge}, got {span.get(edge)!r}")
         tokenized = tokenize_with_offsets(text, [edge for span in spans for edge in (span["start"], span["end"])])
         placed = []
         for i, span in enumerate(spans):

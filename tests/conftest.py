@@ -1,4 +1,4 @@
-"""Shared fixtures: a fresh plugin registry per test, a disk that fails on cue, and paths to optional real resources."""
+"""Shared fixtures: a fresh plugin registry per test, the command line over the doubles, a disk that fails on cue, and paths to optional real resources."""
 
 from __future__ import annotations
 
@@ -6,8 +6,11 @@ import tarfile
 from pathlib import Path
 
 import pytest
+from doubles import DoublesPlugin
 from faults import Disk
 
+import spanaug_core.plugins
+import spanaug_core.run
 from spanaug_core.plugins import Registry
 
 REPO = Path(__file__).resolve().parents[1]
@@ -18,6 +21,16 @@ SHARED_DATA = REPO.parent / "shared" / "data"
 def registry() -> Registry:
     """An empty registry: tests register their plugins inline with ``registry.add_plugin``."""
     return Registry(entry_points=False)
+
+
+@pytest.fixture
+def doubles_cli(monkeypatch) -> Registry:
+    """The command line's registry: the installed plugins and the scripted decoder and aligner (``doubles``)."""
+    registry = Registry()
+    registry.add_plugin(DoublesPlugin(), "doubles")
+    monkeypatch.setattr(spanaug_core.plugins, "default_registry", lambda: registry)
+    monkeypatch.setattr(spanaug_core.run, "default_registry", lambda: registry)
+    return registry
 
 
 @pytest.fixture

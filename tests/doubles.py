@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import ClassVar
 
@@ -160,6 +160,24 @@ SENTENCES = [
     ("We will confirm the date .", 2),
     ("Ann will buy it .", 2),
 ]
+
+
+def before_decode_call(monkeypatch, n: int, act: Callable[[], None]) -> None:
+    """Do ``act`` (Ctrl-C, a signal) as ``SynonymDecoder.decode`` is called for the ``n``-th time, and only then."""
+    decode, calls = SynonymDecoder.decode, []
+
+    def counted(self, requests, nbest):
+        calls.append(len(requests))
+        if len(calls) == n:
+            act()
+        return decode(self, requests, nbest)
+
+    monkeypatch.setattr(SynonymDecoder, "decode", counted)
+
+
+def ctrl_c() -> None:
+    """What Ctrl-C does to the code it interrupts."""
+    raise KeyboardInterrupt
 
 
 def write_examples(path: Path, n: int) -> Path:

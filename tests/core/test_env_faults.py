@@ -18,24 +18,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from doubles import DoublesPlugin, write_examples
+from doubles import write_examples
 from faults import Disk
 
-import spanaug_core.plugins
-import spanaug_core.run
 from spanaug_core.cli import main
 from spanaug_core.errors import FileSystemError
 from spanaug_core.files import atomic_output, replace_json, user_error, user_path, writing
-from spanaug_core.plugins import Registry
-
-
-@pytest.fixture
-def doubles_cli(monkeypatch) -> None:
-    """The CLI with the installed plugins and the scripted decoder and aligner."""
-    reg = Registry()
-    reg.add_plugin(DoublesPlugin(), "doubles")
-    monkeypatch.setattr(spanaug_core.plugins, "default_registry", lambda: reg)
-    monkeypatch.setattr(spanaug_core.run, "default_registry", lambda: reg)
 
 
 def run_args(data: Path, out: Path) -> list[str]:

@@ -5,7 +5,9 @@ slow enough to be caught mid-run, commits every ``COMMIT_S``) and is killed with
 at a random moment, 20 times in a row, each time resumed. The final folder must equal an
 uninterrupted run's, byte for byte, and each kill may lose only the work since the last
 commit: the manifest a kill leaves was updated at most ``COMMIT_S`` (plus one decoder
-call and some scheduling slack) before the kill, once the run has started.
+call and some scheduling slack, which grows with how slow the machine is) before the kill,
+once the run has started. Waits for the child have deadlines of minutes, not seconds: they
+catch a hang, not a slow machine.
 """
 
 from __future__ import annotations
@@ -96,8 +98,10 @@ def test_twenty_random_sigkills_lose_at_most_a_commit_interval_and_resume_exactl
         progress_seen.add(manifest["progress"].get("examples_read", 0))
         if manifest["progress"].get("examples_read"):
             updated = datetime.fromisoformat(manifest["timings"]["updated"]).timestamp()
-            # One decoder call and scheduling on a busy machine: 0.5 s of slack.
-            assert killed_at - updated <= COMMIT_S + 0.5
+            # One decoder call and scheduling: 0.5 s of slack, or a tenth of the whole run on a
+            # machine so busy that the reference run was slow (a run that never commits leaves
+            # gaps as long as the run, and fails this all the same).
+            assert killed_at - updated <= COMMIT_S + max(0.5, whole / 10)
     assert kills >= 10, "the run was too fast to be killed often; make the child slower"
     assert len(progress_seen) >= 5, f"kills should fall at many points of the run: {sorted(progress_seen)} ({whole:.2f} s)"
     final = start(script, data, out, "resume")
@@ -142,7 +146,7 @@ sys.exit(main(args + (["--resume"] if sys.argv[3] == "resume" else [])))
 """
 
 
-def _running(out: Path, timeout: float = 30.0) -> dict:
+def _running(out: Path, timeout: float = 180.0) -> dict:
     """The manifest once the run has committed progress (it holds the folder's lock by then)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -168,7 +172,7 @@ def test_sigterm_and_sighup_end_a_run_as_ctrl_c_does(tmp_path, signum, status) -
     child = start(script, data, tmp_path / "out", "fresh")
     _running(tmp_path / "out")
     child.send_signal(signum)
-    assert child.wait(timeout=60) == status
+    assert child.wait(timeout=180) == status
     manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
     assert manifest["status"] == "interrupted"
     assert "continue with --resume" in child.stderr.read()

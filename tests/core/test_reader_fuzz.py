@@ -86,7 +86,7 @@ def _check(dataset: str, source: Path, out: Path, capsys, options: tuple[str, ..
     err = capsys.readouterr().err.strip()
     assert code in (0, 2), f"{dataset}: exit {code} on {source}: {err}"
     if code == 2:
-        assert err.startswith("error:") and "internal error" not in err, err
+        assert err.startswith("error:") and "internal error" not in err and len(err.splitlines()) == 1, err
         assert source.name in err, f"the error does not name the input: {err}"
         assert not out.exists(), "a failed conversion left its output"
         return "error"

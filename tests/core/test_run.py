@@ -12,13 +12,14 @@ import pytest
 import spanaug_expanders
 import spanaug_filters
 import spanaug_jsonl
-from doubles import DoublesPlugin, SynonymDecoder
+from doubles import DoublesPlugin, SynonymDecoder, before_decode_call, ctrl_c
 from pydantic import ConfigDict, model_validator
 from spanaug_jsonl.dataset import JsonlDataset
 
 from spanaug_core.config import load_run_config
 from spanaug_core.errors import ConfigError, RunStateError, SpanaugError
 from spanaug_core.hookspecs import hookimpl
+from spanaug_core.output import RunStore
 from spanaug_core.protocols import ComponentConfig
 from spanaug_core.run import (
     execute,
@@ -77,19 +78,6 @@ def rewrite_manifest(tmp_path: Path, change: Callable[[dict[str, Any]], object])
     path.write_text(json.dumps(manifest))
 
 
-def interrupt_at_call(monkeypatch, call: int) -> None:  # type: ignore[no-untyped-def]
-    """Make the synonym decoder's ``call``-th call raise KeyboardInterrupt, as Ctrl-C would."""
-    original, calls = SynonymDecoder.decode, []
-
-    def interrupted(self, requests, nbest):  # type: ignore[no-untyped-def]
-        calls.append(len(requests))
-        if len(calls) == call:
-            raise KeyboardInterrupt
-        return original(self, requests, nbest)
-
-    monkeypatch.setattr(SynonymDecoder, "decode", interrupted)
-
-
 def read_records(out: Path) -> list[Augmented]:
     return [Augmented.model_validate_json(line) for line in (out / "augmented.jsonl").read_text().splitlines()]
 
@@ -116,8 +104,8 @@ def test_resume_after_interruption_loses_and_duplicates_nothing(tmp_path, run_re
     execute(config_for(tmp_path / "ref"), registry=run_registry)
     expected = read_records(tmp_path / "ref" / "out")
 
-    # The 5th decoder call raises KeyboardInterrupt, as Ctrl-C would, with examples in progress.
-    interrupt_at_call(monkeypatch, 5)
+    # Ctrl-C at the 5th decoder call, with examples in progress.
+    before_decode_call(monkeypatch, 5, ctrl_c)
     with pytest.raises(KeyboardInterrupt):
         execute(config_for(tmp_path), registry=run_registry)
     out = tmp_path / "out"
@@ -163,7 +151,7 @@ class RepairingPlugin:
 
 def test_what_the_reader_repaired_reaches_the_manifest_and_the_summary_whole_after_a_resume(tmp_path, run_registry, monkeypatch) -> None:
     run_registry.add_plugin(RepairingPlugin(), "repairing")
-    interrupt_at_call(monkeypatch, 3)
+    before_decode_call(monkeypatch, 3, ctrl_c)
     with pytest.raises(KeyboardInterrupt):
         execute(config_for(tmp_path, **{"dataset.name": "repairing"}), registry=run_registry)
     manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
@@ -240,12 +228,36 @@ def test_a_run_that_fails_on_its_input_leaves_a_reusable_folder(run_registry, tm
                    registry=run_registry, resume=True).status == "completed"
 
 
-def test_a_failed_run_with_committed_work_still_needs_resume(run_registry, tmp_path) -> None:
+@pytest.mark.parametrize("work", ["examples_done", "examples_read", "in_flight", "augmented_bytes", "rejected_bytes"])
+def test_a_failed_run_with_committed_work_still_needs_resume(run_registry, tmp_path, work) -> None:
+    # Any one sign of committed work is enough to keep the folder for --resume.
     config = config_for(tmp_path)
     execute(config, registry=run_registry)
-    rewrite_manifest(tmp_path, lambda manifest: manifest.update(status="failed"))
+
+    def failed_with_only(manifest: dict[str, Any]) -> None:
+        manifest.update(status="failed")
+        progress = manifest["progress"]
+        progress.update({key: ([] if key == "in_flight" else 0) for key in ("examples_done", "examples_read", "in_flight",
+                                                                            "augmented_bytes", "rejected_bytes") if key != work})
+        progress[work] = progress[work] or [{}]
+
+    rewrite_manifest(tmp_path, failed_with_only)
     with pytest.raises(RunStateError, match="already holds a run"):
         execute(config, registry=run_registry)
+
+
+def test_records_without_a_manifest_are_not_taken_for_a_run(run_registry, tmp_path) -> None:
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "augmented.jsonl").write_text("{}\n")
+    with pytest.raises(RunStateError, match=r"out has augmented.jsonl but no manifest.json: it is not a spanaug run folder"):
+        execute(config_for(tmp_path), registry=run_registry, resume=True)
+
+
+def test_a_resumed_run_counts_the_time_it_ran_before(run_registry, tmp_path) -> None:
+    execute(config_for(tmp_path), registry=run_registry)
+    rewrite_manifest(tmp_path, lambda manifest: manifest["timings"].update(elapsed_s=1000.0))
+    execute(config_for(tmp_path), registry=run_registry, resume=True)
+    assert json.loads((tmp_path / "out" / "manifest.json").read_text())["timings"]["elapsed_s"] >= 1000.0
 
 
 @pytest.mark.parametrize("setting", ["avoid_words", "carry", "source_tokens"])
@@ -592,3 +604,13 @@ def test_the_input_gives_the_options_its_dataset_names_unless_the_run_sets_them(
     assert all(r.constraints.prefer == ("support",) for r in read_records(tmp_path / "mine" / "out"))
     with pytest.raises(RunStateError, match=r"differs in .*lexicon\.file: the run had '.*words\.txt', now '.*in\.jsonl'"):
         execute(config_for(tmp_path / "mine", n=3, iterations=1, filters=["file-filter"], **{"dataset.name": "inputting"}), registry=run_registry, resume=True)
+
+
+@pytest.mark.parametrize(("every_s", "due"), [(0, True), (3600, False)])
+def test_a_commit_is_due_once_commit_every_s_has_passed(tmp_path, every_s, due) -> None:
+    store = RunStore(tmp_path / "out", config_for(tmp_path, commit_every_s=every_s))
+    store.open(resume=False)
+    try:
+        assert store.due() is due
+    finally:
+        store.finish("completed", {})

@@ -15,12 +15,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from doubles import DoublesPlugin, write_examples
+from doubles import write_examples
 
-import spanaug_core.plugins
-import spanaug_core.run
 from spanaug_core.cli import main
-from spanaug_core.plugins import Registry
 
 NER = "".join(f"{w} {t}\n" for w, t in [("the", "O"), ("man", "B-PER"), ("saw", "O"), ("a", "O"), ("dog", "B-ANI"), (".", "O")]) + "\n"
 ITEMS = [
@@ -32,12 +29,8 @@ ITEMS = [
 
 
 @pytest.fixture
-def spanaug(monkeypatch) -> Callable[..., int]:
+def spanaug(doubles_cli) -> Callable[..., int]:
     """``spanaug(ARGS...)``: the CLI with the installed plugins and the scripted decoder and aligner."""
-    reg = Registry()
-    reg.add_plugin(DoublesPlugin(), "doubles")
-    monkeypatch.setattr(spanaug_core.plugins, "default_registry", lambda: reg)
-    monkeypatch.setattr(spanaug_core.run, "default_registry", lambda: reg)
     return lambda *args: main([str(a) for a in args])
 
 

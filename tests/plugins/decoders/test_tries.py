@@ -132,10 +132,11 @@ def test_batch_form_agrees_with_object_form_on_random_cases():
             assert [set(toks[h][mask[h]].tolist()) for h in range(len(example))] == [s.blocked() for s in neg_obj]
 
 
-def test_block_sets_blocked_logprobs_to_minus_inf():
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])  # a model on a GPU scores in bfloat16
+def test_block_sets_blocked_logprobs_to_minus_inf(dtype):
     table = TrieTable([NegativeTrie([[2], [3, 4]]), NegativeTrie([])])
     state = NegativeBatchState.start(table, torch.tensor([0, 1])).advance(torch.tensor([3, 3]))
-    out = torch.zeros(2, 6)
+    out = torch.zeros(2, 6, dtype=dtype)
     state.block(out)  # in place
     assert torch.isinf(out[0]).nonzero().flatten().tolist() == [2, 4]
     assert not torch.isinf(out[1]).any()
@@ -152,3 +153,23 @@ def test_a_table_extended_and_selected_holds_the_same_tries():
     for name in TrieTable._FIELDS:  # the selected rows keep the wider padding of the whole table
         got, want = getattr(picked, name), getattr(alone, name)
         assert torch.equal(got[tuple(slice(0, n) for n in want.shape)], want), name
+
+
+def test_states_rebased_onto_an_extended_table_go_on_as_before():
+    # A batch that admits new examples mid-decoding extends its table; the live states are
+    # rebased, and must then advance over the new table exactly as they would have over the old.
+    small = [PositiveTrie([[1, 2, 3]]), NegativeTrie([[2, 4]])]
+    larger = [PositiveTrie.from_alternatives([[[5], [6, 7, 1]], [[8, 2, 3, 4]]]), NegativeTrie([[1, 2, 3, 4, 5]])]
+    example = torch.tensor([0])
+    pos = PositiveBatchState.start(TrieTable(small[:1]), example).advance(torch.tensor([1]))
+    neg = NegativeBatchState.start(TrieTable(small[1:]), example).advance(torch.tensor([2]))
+    pos = pos.rebase(pos.table.extended(larger[:1]), example)
+    neg = neg.rebase(neg.table.extended(larger[1:]), example)
+    pos_obj, neg_obj = run(small[0].start(), [1]), run(small[1].start(), [2])
+    for token in (2, 3):
+        pos, neg = pos.advance(torch.tensor([token])), neg.advance(torch.tensor([token]))
+        pos_obj, neg_obj = pos_obj.advance(token), neg_obj.advance(token)
+        assert pos.unmet.tolist() == [pos_obj.unmet] and pos.progress.tolist() == [pos_obj.progress]
+        mask, toks = neg.blocked()
+        assert set(toks[0][mask[0]].tolist()) == neg_obj.blocked()
+    assert pos.unmet.tolist() == [0]
