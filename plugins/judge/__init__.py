@@ -1,6 +1,6 @@
 """Built-in plugin: human judgments of a run's outputs, `spanaug judge export|import` (registrations only).
 
-See docs/filters.md for the workflow and the file formats.
+See docs/judging.md for the workflow and the file formats.
 """
 
 from typing import Any
