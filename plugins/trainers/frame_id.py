@@ -7,7 +7,11 @@ annotated. A full-text sentence (``meta["source"]`` in ``negatives_from``) is an
 exhaustively, so every unannotated span is a NULL instance — with label smoothing, since
 FrameNet misses some triggers (Das et al. 2014). An exemplar or paraphrase carries one
 annotated target and says nothing about its other spans, so only its targets are
-instances. Prediction keeps the spans whose best label is a frame, the most probable
+instances. With ``project_source``, a paraphrase of a full-text sentence of the same
+training set (``meta["source_id"]``) also learns the source's labels of the spans whose
+words it kept unchanged (NULL, or another target's frame): without any NULL of their own,
+paraphrases taught the model to see triggers everywhere
+(docs/results/framenet-frame-id-10pct.md). Prediction keeps the spans whose best label is a frame, the most probable
 first, dropping any that overlap one already kept. The score is F1 over (start, end,
 frame): a trigger counts only with the right span and the right frame.
 
@@ -18,7 +22,8 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from difflib import SequenceMatcher
 from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
@@ -56,13 +61,30 @@ class FrameSentence:
     tokens: Tokens
     targets: tuple[Triple, ...]  # (start, end, frame), one frame per span, any length
     exhaustive: bool  # annotated in full (FrameNet full text): every other span is NULL
+    known: tuple[LabelledSpan, ...] = ()  # of a sentence not annotated in full: other spans whose label is known
 
     def instances(self, max_span: int) -> list[LabelledSpan]:
-        """The spans to learn from: the targets of at most ``max_span`` tokens, plus NULL spans if exhaustive."""
+        """The spans to learn from: the targets of at most ``max_span`` tokens, plus NULL spans if exhaustive
+        (else the ``known`` spans)."""
         frames = {(s, e): frame for s, e, frame in self.targets if e - s <= max_span}
         if not self.exhaustive:
-            return [(s, e, frame) for (s, e), frame in frames.items()]
+            return [*((s, e, frame) for (s, e), frame in frames.items()), *((s, e, f) for s, e, f in self.known if e - s <= max_span)]
         return [(s, e, frames.get((s, e))) for s, e in spans_up_to(len(self.tokens), max_span)]
+
+
+def projected(sentence: FrameSentence, source: FrameSentence, max_span: int) -> FrameSentence:
+    """``sentence`` (a paraphrase of the exhaustive ``source``) knowing the source's label of every span of at
+    most ``max_span`` words that it kept unchanged and that does not overlap one of its own targets."""
+    known: list[LabelledSpan] = []
+    labels = {(s, e): frame for s, e, frame in source.targets}
+    matcher = SequenceMatcher(a=source.tokens, b=sentence.tokens, autojunk=False)
+    for block in matcher.get_matching_blocks():
+        for i in range(block.size):
+            for j in range(i + 1, min(i + max_span, block.size) + 1):
+                start, end = block.b + i, block.b + j
+                if all(end <= s or e <= start for s, e, _ in sentence.targets):
+                    known.append((start, end, labels.get((block.a + i, block.a + j))))
+    return replace(sentence, known=tuple(known))
 
 
 def resolve_overlaps(scored: Iterable[ScoredSpan]) -> list[Triple]:
@@ -93,6 +115,10 @@ class FrameIdTrainer:
         negatives_from: list[str] = Field(
             default=["fulltext"], description="meta['source'] values of exhaustively annotated sentences (their other spans are NULL)"
         )
+        project_source: bool = Field(
+            default=False, description="a paraphrase of an exhaustive training sentence (meta['source_id']) learns the source's "
+            "labels of the spans it kept word for word (NULL or another frame)"
+        )
 
     def __init__(self, config: FrameIdTrainer.Config) -> None:
         self.config = config
@@ -108,6 +134,16 @@ class FrameIdTrainer:
                 frames.setdefault((span.start, span.end), span.label)
         targets = tuple((s, e, frame) for (s, e), frame in frames.items())
         return FrameSentence(example.tokens, targets, example.meta.get("source") in self.config.negatives_from)
+
+    def with_sources(self, examples: Sequence[Example], sentences: Sequence[FrameSentence]) -> list[FrameSentence]:
+        """``sentences`` with each paraphrase of an exhaustive one among them projected onto its source."""
+        sources = {e.id: s for e, s in zip(examples, sentences) if s.exhaustive}
+        out = []
+        for example, sentence in zip(examples, sentences):
+            source = None if sentence.exhaustive else sources.get(example.meta.get("source_id"))
+            out.append(sentence if source is None else projected(sentence, source, self.config.max_span))
+        log.debug("%d paraphrase(s) projected onto their full-text source", sum(s.known != () for s in out))
+        return out
 
     def with_predictions(self, example: Example, predicted: Sequence[Triple]) -> Example:
         """``example`` with its targets, and their frame elements, replaced by the predicted triggers."""
@@ -132,7 +168,10 @@ class FrameIdTrainer:
         from spanaug_trainers.training import FitOptions, training_metrics
 
         c = self.config
+        train = list(train)
         train_sentences = [self.sentence(example) for example in train]
+        if c.project_source:
+            train_sentences = self.with_sources(train, train_sentences)
         dev_sentences = [self.sentence(example) for example in dev] if dev is not None else None
         frames = sorted({frame for s in train_sentences for _, _, frame in s.instances(c.max_span) if frame is not None})
         if not frames:

@@ -95,6 +95,27 @@ def test_instances_depend_on_how_the_sentence_was_annotated() -> None:
     assert FrameIdTrainer(FrameIdTrainer.Config(negatives_from=["exemplar"])).sentence(EXAMPLES[4]).exhaustive
 
 
+def test_a_paraphrase_learns_its_sources_labels_where_it_kept_the_words() -> None:
+    trainer = FrameIdTrainer(FrameIdTrainer.Config(project_source=True))
+    source = _example("s1", "she bought a car in town .", [(1, 2, "Commerce_buy"), (4, 5, "Locative_relation")], FULLTEXT)
+    # "bought" rewritten as "purchased a used" (its target), "a car" kept, "in town ." kept.
+    para = _example("s1/t0", "yesterday she purchased a car in town .", [(2, 3, "Commerce_buy")], {"source_id": "s1"})
+    orphan = _example("s9/t0", "he purchased it .", [(1, 2, "Commerce_buy")], {"source_id": "s9"})
+    examples = [source, para, orphan]
+    sentences = trainer.with_sources(examples, [trainer.sentence(e) for e in examples])
+    assert sentences[0] == trainer.sentence(source) and sentences[2] == trainer.sentence(orphan)
+    instances = sentences[1].instances(2)
+    assert instances[0] == (2, 3, "Commerce_buy")
+    known = {(s, e): frame for s, e, frame in instances[1:]}
+    assert known[(5, 6)] == "Locative_relation"  # the source's other target, moved by one word
+    assert known[(1, 2)] is None and known[(3, 5)] is None and known[(6, 8)] is None  # kept words: NULL
+    assert (0, 1) not in known and (0, 2) not in known  # "yesterday" is new: unknown
+    assert all(e <= 2 or 3 <= s for s, e in known)  # nothing overlaps the paraphrase's own target
+    assert (1, 3) not in known and (2, 4) not in known
+    plain = FrameIdTrainer(FrameIdTrainer.Config())
+    assert plain.sentence(para).instances(2) == [(2, 3, "Commerce_buy")]
+
+
 def test_null_spans_get_smoothed_targets() -> None:
     got = soft_targets(torch.tensor([0, 2]), torch.tensor([0.2, 0.0]), 4)
     assert torch.allclose(got, torch.tensor([[0.85, 0.05, 0.05, 0.05], [0.0, 0.0, 1.0, 0.0]]))
