@@ -11,8 +11,8 @@ instances. With ``project_source``, a paraphrase of a full-text sentence of the 
 training set (``meta["source_id"]``) also learns the source's labels of the spans whose
 words it kept unchanged (NULL, or another target's frame): without any NULL of their own,
 paraphrases taught the model to see triggers everywhere
-(docs/results/framenet-frame-id-10pct.md). Prediction keeps the spans whose best label is a frame, the most probable
-first, dropping any that overlap one already kept. The score is F1 over (start, end,
+(docs/results/framenet-frame-id-10pct.md). Prediction keeps the spans whose best label is
+a frame, the most probable first, dropping any that overlap one already kept. The score is F1 over (start, end,
 frame): a trigger counts only with the right span and the right frame.
 
 This module is light (no torch): the model's module is imported inside the methods.
@@ -79,11 +79,10 @@ def projected(sentence: FrameSentence, source: FrameSentence, max_span: int) -> 
     labels = {(s, e): frame for s, e, frame in source.targets}
     matcher = SequenceMatcher(a=source.tokens, b=sentence.tokens, autojunk=False)
     for block in matcher.get_matching_blocks():
-        for i in range(block.size):
-            for j in range(i + 1, min(i + max_span, block.size) + 1):
-                start, end = block.b + i, block.b + j
-                if all(end <= s or e <= start for s, e, _ in sentence.targets):
-                    known.append((start, end, labels.get((block.a + i, block.a + j))))
+        for i, j in spans_up_to(block.size, max_span):
+            start, end = block.b + i, block.b + j
+            if all(end <= s or e <= start for s, e, _ in sentence.targets):
+                known.append((start, end, labels.get((block.a + i, block.a + j))))
     return replace(sentence, known=tuple(known))
 
 
