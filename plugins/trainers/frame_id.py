@@ -7,10 +7,10 @@ annotated. A full-text sentence (``meta["source"]`` in ``negatives_from``) is an
 exhaustively, so every unannotated span is a NULL instance — with label smoothing, since
 FrameNet misses some triggers (Das et al. 2014). An exemplar or paraphrase carries one
 annotated target and says nothing about its other spans, so only its targets are
-instances. With ``project_source``, a paraphrase of a full-text sentence of the same
-training set (``meta["source_id"]``) also learns the source's labels of the spans whose
-words it kept unchanged (NULL, or another target's frame): without any NULL of their own,
-paraphrases taught the model to see triggers everywhere
+instances. With ``project_source`` (the default), a paraphrase of a full-text sentence of
+the same training set (``meta["source_id"]``) also learns the source's labels of the spans
+whose words it kept unchanged (NULL, or another target's frame): without any NULL of their
+own, paraphrases taught the model to see triggers everywhere and lowered F1 below gold
 (docs/results/framenet-frame-id-10pct.md). Prediction keeps the spans whose best label is
 a frame, the most probable first, dropping any that overlap one already kept. The score is F1 over (start, end,
 frame): a trigger counts only with the right span and the right frame.
@@ -115,8 +115,8 @@ class FrameIdTrainer:
             default=["fulltext"], description="meta['source'] values of exhaustively annotated sentences (their other spans are NULL)"
         )
         project_source: bool = Field(
-            default=False, description="a paraphrase of an exhaustive training sentence (meta['source_id']) learns the source's "
-            "labels of the spans it kept word for word (NULL or another frame)"
+            default=True, description="a paraphrase of an exhaustive training sentence (meta['source_id']) learns the source's "
+            "labels of the spans it kept word for word (NULL or another frame); false: only its own targets"
         )
 
     def __init__(self, config: FrameIdTrainer.Config) -> None:
@@ -135,7 +135,10 @@ class FrameIdTrainer:
         return FrameSentence(example.tokens, targets, example.meta.get("source") in self.config.negatives_from)
 
     def with_sources(self, examples: Sequence[Example], sentences: Sequence[FrameSentence]) -> list[FrameSentence]:
-        """``sentences`` with each paraphrase of an exhaustive one among them projected onto its source."""
+        """``sentences`` with each paraphrase of an exhaustive one among them projected onto its source
+        (unchanged without ``project_source``)."""
+        if not self.config.project_source:
+            return list(sentences)
         sources = {e.id: s for e, s in zip(examples, sentences) if s.exhaustive}
         out = []
         for example, sentence in zip(examples, sentences):
@@ -168,9 +171,7 @@ class FrameIdTrainer:
 
         c = self.config
         train = list(train)
-        train_sentences = [self.sentence(example) for example in train]
-        if c.project_source:
-            train_sentences = self.with_sources(train, train_sentences)
+        train_sentences = self.with_sources(train, [self.sentence(example) for example in train])
         dev_sentences = [self.sentence(example) for example in dev] if dev is not None else None
         frames = sorted({frame for s in train_sentences for _, _, frame in s.instances(c.max_span) if frame is not None})
         if not frames:

@@ -96,7 +96,7 @@ def test_instances_depend_on_how_the_sentence_was_annotated() -> None:
 
 
 def test_a_paraphrase_learns_its_sources_labels_where_it_kept_the_words() -> None:
-    trainer = FrameIdTrainer(FrameIdTrainer.Config(project_source=True))
+    trainer = FrameIdTrainer(FrameIdTrainer.Config())  # project_source is on by default
     source = _example("s1", "she bought a car in town .", [(1, 2, "Commerce_buy"), (4, 5, "Locative_relation")], FULLTEXT)
     # "bought" rewritten as "purchased a used" (its target), "a car" kept, "in town ." kept.
     para = _example("s1/t0", "yesterday she purchased a car in town .", [(2, 3, "Commerce_buy")], {"source_id": "s1"})
@@ -112,8 +112,9 @@ def test_a_paraphrase_learns_its_sources_labels_where_it_kept_the_words() -> Non
     assert (0, 1) not in known and (0, 2) not in known  # "yesterday" is new: unknown
     assert all(e <= 2 or 3 <= s for s, e in known)  # nothing overlaps the paraphrase's own target
     assert (1, 3) not in known and (2, 4) not in known
-    plain = FrameIdTrainer(FrameIdTrainer.Config())
-    assert plain.sentence(para).instances(2) == [(2, 3, "Commerce_buy")]
+    assert trainer.sentence(para).instances(2) == [(2, 3, "Commerce_buy")]  # alone: its target only
+    plain = FrameIdTrainer(FrameIdTrainer.Config(project_source=False))
+    assert plain.with_sources(examples, [plain.sentence(e) for e in examples])[1].instances(2) == [(2, 3, "Commerce_buy")]
 
 
 def test_null_spans_get_smoothed_targets() -> None:
