@@ -39,7 +39,7 @@ from spanaug_shared.vectors import WordVectors
 from spanaug_trainers.bio import Triple
 from spanaug_trainers.frame_id import FrameSentence, ScoredSpan, Tokens, resolve_overlaps, spans_up_to
 from spanaug_trainers.tagger import CONFIG_FILE, WEIGHTS_FILE
-from spanaug_trainers.training import FitOptions, run_epochs, seeded_start, step
+from spanaug_trainers.training import FitOptions, run_epochs, seeded_start, step, steps_per_epoch
 
 PAD, UNK = 0, 1  # ids of padding and of unseen symbols in the character and POS vocabularies
 SPECIALS = ["<pad>", "<unk>"]
@@ -277,7 +277,7 @@ def fit(
     def score_dev() -> dict[str, dict[str, float]]:
         return score(dev or [], _classify(model, dev_features, max(options.batch_size, 64)))
 
-    summary = run_epochs(model, one_epoch, score_dev if dev else None, options, report)
+    summary = run_epochs(model, one_epoch, score_dev if dev else None, options, report, steps_per_epoch(len(items), options.batch_size))
     model.config = config.model_copy(update={"training": {
         **summary,
         "train_sentences": len(items),

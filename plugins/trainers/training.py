@@ -4,8 +4,9 @@ Word vectors of every train and dev sentence are encoded once up front (cached i
 :class:`~spanaug_shared.vectors.WordVectors`); an epoch then shuffles the instances,
 runs mini-batches of the BiLSTM-CRF with Adam and gradient clipping, and scores dev with
 the trainer's metric. Training stops when dev F1 has not improved for ``patience``
-epochs (counted from the first epoch with dev F1 above 0) and the best epoch's weights
-are kept (without dev: the last epoch's). ``run_epochs`` is that loop for any model; the
+epochs (counted from the first epoch with dev F1 above 0, and not before ``min_epochs``
+epochs and ``min_steps`` optimiser steps) and the best epoch's weights are kept (without
+dev: the last epoch's). ``run_epochs`` is that loop for any model; the
 frame-id classifier uses it too.
 
 This module imports torch at the top: import it only inside functions of light modules.
@@ -13,6 +14,7 @@ This module imports torch at the top: import it only inside functions of light m
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -37,6 +39,7 @@ class FitOptions(BaseModel):
     epochs: int
     patience: int
     min_epochs: int = 1
+    min_steps: int = 0
     lr: float
     batch_size: int
     clip: float
@@ -91,8 +94,8 @@ def seeded_start(options: FitOptions, vectors: WordVectors, sentences: Sequence[
 
 def training_metrics(summary: dict[str, Any]) -> dict[str, float]:
     """What ``train`` returns (metrics.json): epochs, the last loss and the best epoch's dev scores."""
-    metrics = {"epochs_run": float(summary["epochs_run"]), "best_epoch": float(summary["best_epoch"]),
-               "train_loss": summary["losses"][-1]}
+    metrics = {"epochs_run": float(summary["epochs_run"]), "steps_run": float(summary["steps_run"]),
+               "best_epoch": float(summary["best_epoch"]), "train_loss": summary["losses"][-1]}
     if summary["dev"]:
         metrics.update({f"dev_{key}": summary["dev"]["all"][key] for key in ("precision", "recall", "f1")})
     return metrics
@@ -107,27 +110,37 @@ def step(model: torch.nn.Module, optimizer: torch.optim.Optimizer, loss: torch.T
     return loss.item()
 
 
+def steps_per_epoch(examples: int, batch_size: int) -> int:
+    """Optimiser steps in one pass over ``examples`` in batches of ``batch_size`` (the last one may be short)."""
+    return max(1, math.ceil(examples / batch_size))
+
+
 def run_epochs(
     model: torch.nn.Module,
     one_epoch: Callable[[], float],
     score_dev: Callable[[], dict[str, dict[str, float]]] | None,
     options: FitOptions,
     report: ProgressCallback,
+    epoch_steps: int,
 ) -> dict[str, Any]:
     """Train epoch by epoch with early stopping on dev F1; the best epoch's weights are loaded at the end.
 
-    ``one_epoch`` trains one pass and returns its mean loss; ``score_dev`` scores the model
-    on dev (None: no dev, the last epoch is kept). Until dev F1 first rises above 0 every
-    epoch counts as the best and patience does not run: a model on little data (or with a
-    dominant "nothing here" label) may find no span for several epochs, and stopping then
-    would keep an untrained model. Nor does it stop before ``min_epochs``: a few dozen
-    sentences make a handful of steps per epoch. Returns the training summary saved with
-    the model.
+    ``one_epoch`` trains one pass of ``epoch_steps`` optimiser steps and returns its mean
+    loss; ``score_dev`` scores the model on dev (None: no dev, the last epoch is kept).
+    Until dev F1 first rises above 0 every epoch counts as the best and patience does not
+    run: a model on little data (or with a dominant "nothing here" label) may find no span
+    for several epochs, and stopping then would keep an untrained model. Nor does it stop
+    before ``min_epochs`` epochs and ``min_steps`` steps, which may run past ``epochs``: a
+    few dozen sentences make a handful of steps per epoch, and patience counted in epochs
+    would stop such a model long before one trained on more data has had as many updates.
+    Returns the training summary saved with the model.
     """
     best: dict[str, Any] = {"f1": 0.0, "epoch": 0, "scores": {}}
     losses: list[float] = []
     dev_f1: list[float] = []
-    for epoch in range(1, options.epochs + 1):
+    floor = max(options.min_epochs, math.ceil(options.min_steps / epoch_steps))
+    last = max(options.epochs, floor)
+    for epoch in range(1, last + 1):
         model.train()
         losses.append(one_epoch())
         message = f"loss {losses[-1]:.3f}"
@@ -139,13 +152,14 @@ def run_epochs(
             if dev_f1[-1] > best["f1"] or best["f1"] == 0.0:
                 best = {"f1": dev_f1[-1], "epoch": epoch, "scores": scores,
                         "state": {k: v.detach().clone() for k, v in model.state_dict().items()}}
-        report(ProgressEvent("epoch", epoch, options.epochs, message=message))
-        if score_dev is not None and best["f1"] > 0.0 and epoch >= options.min_epochs and epoch - best["epoch"] >= options.patience:
+        report(ProgressEvent("epoch", epoch, last, message=message))
+        if score_dev is not None and best["f1"] > 0.0 and epoch >= floor and epoch - best["epoch"] >= options.patience:
             break
     if "state" in best:
         model.load_state_dict(best["state"])
     return {
         "epochs_run": len(losses),
+        "steps_run": len(losses) * epoch_steps,
         "best_epoch": best["epoch"] if score_dev is not None else len(losses),
         "losses": [round(x, 5) for x in losses],
         "dev_f1": [round(x, 5) for x in dev_f1],
@@ -179,7 +193,8 @@ def fit(
             total += step(model, optimizer, model.loss(x, indicator, tags, mask), options.clip) * len(rows)
         return total / len(train)
 
-    summary = run_epochs(model, one_epoch, (lambda: score(dev, tag(model, dev, vectors))) if dev else None, options, report)
+    score_dev = (lambda: score(dev, tag(model, dev, vectors))) if dev else None
+    summary = run_epochs(model, one_epoch, score_dev, options, report, steps_per_epoch(len(train), options.batch_size))
     model.config = config.model_copy(update={"training": {
         **summary, "train_instances": len(train), "dev_instances": len(dev or []), "options": options.model_dump(),
     }})

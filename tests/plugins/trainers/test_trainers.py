@@ -99,16 +99,21 @@ def test_user_errors(ner_model, tmp_path) -> None:
         NerTrainer(NerTrainer.Config()).train([Example(id="x", tokens=("a",))], None, tmp_path / "m")
 
 
-def test_early_stopping_waits_for_min_epochs_and_a_first_hit() -> None:
+def test_early_stopping_waits_for_min_epochs_min_steps_and_a_first_hit() -> None:
     import torch
     from spanaug_trainers.training import FitOptions, run_epochs
 
     dev_f1 = [0.0, 0.0, 0.2, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1]
 
-    def epochs(**options: int) -> dict:
-        scores = iter(dev_f1)
+    def epochs(epoch_steps: int = 5, **options: int) -> dict:
+        scores = iter([*dev_f1, *[0.1] * 20])
         fit = FitOptions(epochs=10, lr=0.1, batch_size=1, clip=1.0, seed=0, device="cpu", **options)
-        return run_epochs(torch.nn.Linear(1, 1), lambda: 1.0, lambda: {"all": {"f1": next(scores)}}, fit, lambda event: None)
+        return run_epochs(torch.nn.Linear(1, 1), lambda: 1.0, lambda: {"all": {"f1": next(scores)}}, fit, lambda event: None, epoch_steps)
 
     assert (epochs(patience=1)["epochs_run"], epochs(patience=1)["best_epoch"]) == (4, 3)  # F1 0 never stops it
     assert epochs(patience=1, min_epochs=7)["epochs_run"] == 7
+    assert epochs(patience=1, min_steps=31)["epochs_run"] == 7  # 6 epochs of 5 steps are 30: one more
+    assert epochs(patience=1, min_steps=31, epoch_steps=2) == epochs(patience=1, min_epochs=16, epoch_steps=2)
+    assert epochs(patience=1, min_steps=31, epoch_steps=2)["epochs_run"] == 16  # past epochs=10 to reach the floor
+    assert epochs(patience=1, min_steps=31, epoch_steps=2)["steps_run"] == 32
+    assert epochs(min_steps=31, epoch_steps=2, patience=30)["epochs_run"] == 16  # the cap is the floor when it is higher
