@@ -1,4 +1,5 @@
-"""``spanaug experiment``: learning curves (``learning-curve``) and the lexical-substitution baseline (``lexsub``).
+"""``spanaug experiment``: learning curves (``learning-curve``; ``summarize`` joins one trained in
+parts) and the lexical-substitution baseline (``lexsub``).
 
 The commands read the gold data with any dataset reader, the augmented records from a
 run folder (or its ``augmented.jsonl``), apply the filters asked for, and hand the rest
@@ -160,8 +161,7 @@ def learning_curve_command(
     """
     from spanaug_core.cli import component_options
     from spanaug_core.plugins import default_registry
-    from spanaug_experiments.curve import PAIRED, SUMMARY, CurveOptions, paired, run_curve, summarize, write_paired, write_summary
-    from spanaug_experiments.plot import plot_curve
+    from spanaug_experiments.curve import CurveOptions, run_curve
 
     from pydantic import ValidationError
 
@@ -223,12 +223,44 @@ def learning_curve_command(
     replace_json(out / EXPERIMENT, {**record, "command": "spanaug " + " ".join(sys.argv[1:]), "augmented_counts": counts}, indent=2)
     with progress_callback("models", enabled=progress) as on_progress:
         rows = run_curve(pool, additions, train_and_test, options, out, keep_models, on_progress)
+    _write_outputs(rows, out, f"{trainer_name}: {len(pool)} gold examples in the pool, {options.seeds} seed(s)")
+
+
+@experiment_group.command("summarize")
+@click.argument("results", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--out", required=True, type=click.Path(file_okay=False, path_type=Path),
+              help="folder for the joined results.csv, summary.csv, paired.csv and the plot")
+@click.option("--title", default="learning curve", show_default=True, help="the plot's title")
+def summarize_command(results: tuple[Path, ...], out: Path, title: str) -> None:
+    """Join the results.csv files of one curve trained in parts and summarize them, training nothing.
+
+    Parts trained in several processes or on several machines (each its own --out) become
+    one OUT/results.csv, summary.csv, paired.csv and plot, as learning-curve writes them.
+    A cell (condition, fraction, seed) in two files is refused. Every condition is compared
+    with the rows whose condition is gold, seed by seed.
+    """
+    from spanaug_experiments.curve import RESULTS, merge_results, write_results
+
+    target = out / RESULTS
+    if target.exists() and not any(target.resolve() == path.resolve() for path in results):
+        raise ConfigError(f"{target} exists and is not one of the files joined; pick another --out or remove it")
+    rows = merge_results(results)
+    ensure_folder(out)
+    write_results(rows, target)
+    _write_outputs(rows, out, title)
+
+
+def _write_outputs(rows: Sequence[dict[str, str]], out: Path, title: str) -> None:
+    """summary.csv, paired.csv and the plot of a curve's rows in ``out``, and its tables printed."""
+    from spanaug_experiments.curve import PAIRED, SUMMARY, paired, summarize, write_paired, write_summary
+    from spanaug_experiments.plot import plot_curve
+
     points = summarize(rows)
     write_summary(points, out / SUMMARY)
     comparisons = paired(rows)
     write_paired(comparisons, out / PAIRED)
-    plot_curve(points, out / PLOT, f"{trainer_name}: {len(pool)} gold examples in the pool, {options.seeds} seed(s)")
-    _print_summary(points, options.conditions, comparisons)
+    plot_curve(points, out / PLOT, title)
+    _print_summary(points, list(dict.fromkeys(p.condition for p in points)), comparisons)
     note(f"wrote {out / 'results.csv'}, {out / SUMMARY}, {out / PAIRED} and {out / PLOT}")
 
 

@@ -107,11 +107,40 @@ def done_keys(path: Path) -> set[tuple[str, str, str]]:
     """Cells already in a results file (a rerun skips them)."""
     if not path.exists():
         return set()
+    return {(row["condition"], row["fraction"], row["seed"]) for row in checked_rows(path)}
+
+
+def checked_rows(path: Path) -> list[dict[str, str]]:
+    """The rows of a results file whose header is :data:`COLUMNS` (DataError otherwise)."""
     with path.open(encoding="utf-8", newline="") as fh:
         reader = csv.DictReader(fh)
         if reader.fieldnames is None or tuple(reader.fieldnames) != COLUMNS:
             raise DataError(f"expected the columns {', '.join(COLUMNS)}; remove the file or pick another --out", path, 1)
-        return {(row["condition"], row["fraction"], row["seed"]) for row in reader}
+        return list(reader)
+
+
+def merge_results(paths: Sequence[Path]) -> list[dict[str, str]]:
+    """The rows of several results files (parts of one curve trained apart), each cell once.
+
+    A cell in two files is refused rather than averaged or dropped: two models of one cell
+    mean the parts were trained with different settings or twice, and either would skew the
+    summary without a trace.
+    """
+    rows: list[dict[str, str]] = []
+    seen: dict[tuple[str, str, str], Path] = {}
+    for path in paths:
+        for line, row in enumerate(checked_rows(path), 2):
+            key = (row["condition"], row["fraction"], row["seed"])
+            if key in seen:
+                raise DataError(f"cell {' '.join(key)} (condition, fraction, seed) is already in {seen[key]}", path, line)
+            seen[key] = path
+            rows.append(row)
+    return rows
+
+
+def write_results(rows: Sequence[Mapping[str, str]], path: Path) -> None:
+    """A ``results.csv`` holding ``rows``."""
+    _write_csv(path, list(COLUMNS), ([row[c] for c in COLUMNS] for row in rows))
 
 
 def run_curve(

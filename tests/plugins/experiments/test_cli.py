@@ -138,3 +138,36 @@ def test_lexsub_command_writes_the_baseline(spanaug, tmp_path, capsys) -> None:
     (row,) = [json.loads(line) for line in out.read_text().splitlines()]
     assert row["tokens"] == ["she", "purchased", "a", "car", "."] and row["meta"]["source_id"] == "s1"
     assert "lexsub: kept 1" in capsys.readouterr().err
+
+
+def _results(path, rows) -> None:
+    from spanaug_experiments.curve import COLUMNS
+
+    with path.open("w", encoding="utf-8", newline="") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(COLUMNS)
+        for condition, fraction, seed, f1 in rows:
+            writer.writerow([condition, fraction, seed, 6, 0 if condition == "gold" else 3, "0.5", "0.5", "0.5", f1, 3, "1.0", "", ""])
+
+
+def test_summarize_joins_parts_and_refuses_a_cell_twice(spanaug, tmp_path, capsys) -> None:
+    _results(tmp_path / "a.csv", [("gold", "1", s, f"{0.2 + s / 10:.4f}") for s in range(3)])
+    _results(tmp_path / "b.csv", [("augmented", "1", s, f"{0.25 + s / 10 + (0.01 if s else 0):.4f}") for s in range(3)])
+    out = tmp_path / "joined"
+    assert spanaug("experiment", "summarize", tmp_path / "a.csv", tmp_path / "b.csv", "--out", out) == 0, capsys.readouterr().err
+    with (out / "results.csv").open() as fh:
+        assert [r["condition"] for r in csv.DictReader(fh)] == ["gold"] * 3 + ["augmented"] * 3
+    with (out / "paired.csv").open() as fh:
+        (row,) = [r for r in csv.DictReader(fh) if r["metric"] == "test_f1"]
+    assert (row["condition"], row["runs"]) == ("augmented", "3") and abs(float(row["mean_diff"]) - 0.0567) < 1e-4
+    assert (out / "summary.csv").exists() and (out / "learning-curve.png").exists()
+    assert "augmented" in capsys.readouterr().out
+    # The joined file may be joined again in place; a cell in two parts, or a header of another shape, is refused.
+    assert spanaug("experiment", "summarize", out / "results.csv", "--out", out) == 0
+    assert spanaug("experiment", "summarize", tmp_path / "a.csv", tmp_path / "a.csv", "--out", tmp_path / "twice") != 0
+    assert "cell gold 1 0 (condition, fraction, seed) is already in" in capsys.readouterr().err
+    assert spanaug("experiment", "summarize", tmp_path / "a.csv", "--out", out) != 0
+    assert "is not one of the files joined" in capsys.readouterr().err
+    (tmp_path / "bad.csv").write_text("condition,seed\ngold,0\n", encoding="utf-8")
+    assert spanaug("experiment", "summarize", tmp_path / "bad.csv", "--out", tmp_path / "bad") != 0
+    assert "expected the columns" in capsys.readouterr().err
