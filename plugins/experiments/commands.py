@@ -239,12 +239,13 @@ def summarize_command(results: tuple[Path, ...], out: Path, title: str) -> None:
     A cell (condition, fraction, seed) in two files is refused. Every condition is compared
     with the rows whose condition is gold, seed by seed.
     """
-    from spanaug_experiments.curve import RESULTS, merge_results, write_results
+    from spanaug_experiments.curve import RESULTS, checked_rows, merge_results, write_results
 
     target = out / RESULTS
-    if target.exists() and not any(target.resolve() == path.resolve() for path in results):
-        raise ConfigError(f"{target} exists and is not one of the files joined; pick another --out or remove it")
     rows = merge_results(results)
+    # Joining the same parts again rewrites the summary; other rows there would be lost.
+    if target.exists() and not any(target.resolve() == path.resolve() for path in results) and checked_rows(target) != rows:
+        raise ConfigError(f"{target} holds other rows than the files joined; pick another --out or remove it")
     ensure_folder(out)
     write_results(rows, target)
     _write_outputs(rows, out, title)
