@@ -13,17 +13,23 @@
 #                                  project-a, filtered in project-f (two processes)
 #   curve.sh FN merge-project      curve/'s gold cells (the option does not touch a gold-only cell)
 #                                  and project-a/, project-f/ into project-source/, then its summary
+#   curve.sh FN steps              gold trained for at least as many optimiser steps as the cells with
+#                                  records make in their 30 minimum epochs (trainer.min_steps 6,000 at
+#                                  50%, 12,000 at 100%): steps-50 and steps-100 (two processes)
+#   curve.sh FN merge-steps        those gold cells and project-source/'s cells with records into
+#                                  equal-steps/, with its summary, paired tests and plot
 # Run from the folder make-data.sh wrote, with run-fn-pool/ complete; FN is the fndata-1.5 folder.
 set -euo pipefail
 FN=${1:?the unpacked fndata-1.5 folder}; what=${2:-both}
-curve() {  # curve CONDITIONS OUT PROJECT_SOURCE; the filters choose the filtered condition's records
-  local conditions=$1 out=$2 project=$3 filters=()
+curve() {  # curve CONDITIONS OUT PROJECT_SOURCE [FRACTIONS [--set ...]]; the filters choose the filtered condition's records
+  local conditions=$1 out=$2 project=$3 fractions=${4:-0.5,1} filters=()
+  shift $(( $# < 4 ? $# : 4 ))
   [[ ,$conditions, == *,filtered,* ]] && filters=(--filter adequacy --filter fluency --filter facts --filter "{name: frame-lexicon, release: $FN}")
   OMP_NUM_THREADS=1 spanaug experiment learning-curve --trainer frame-id --dataset jsonl \
     --train fn-pool.jsonl --dev fn-dev100.jsonl --test fn-test.jsonl --augmented run-fn-pool \
-    --conditions "$conditions" --fractions 0.5,1 --seeds 5 --unseen lu \
+    --conditions "$conditions" --fractions "$fractions" --seeds 5 --unseen lu \
     "${filters[@]}" --set trainer.epochs=60 --set trainer.patience=10 --set trainer.min_epochs=30 --set trainer.batch_size=4 \
-    --set trainer.project_source="$project" --no-progress --out "$out"
+    --set trainer.project_source="$project" "$@" --no-progress --out "$out"
 }
 case $what in
   both) curve gold,augmented curve-a false & a=$!; curve filtered,lexsub curve-b false & b=$!
@@ -37,5 +43,11 @@ case $what in
   merge-project) mkdir -p project-source
                  { head -n 1 curve/results.csv; grep '^gold,' curve/results.csv; tail -q -n +2 project-a/results.csv project-f/results.csv; } > project-source/results.csv
                  curve gold,augmented,filtered project-source true ;;
-  *) echo "usage: curve.sh FN [both | run CONDITIONS OUT | merge | project | merge-project]" >&2; exit 2 ;;
+  steps) curve gold steps-50 true 0.5 --set trainer.min_steps=6000 & a=$!
+         curve gold steps-100 true 1 --set trainer.min_steps=12000 & b=$!
+         wait $a; wait $b ;;
+  merge-steps) { head -n 1 project-source/results.csv; grep -v '^gold,' project-source/results.csv | tail -n +2; } > records.csv
+               spanaug experiment summarize steps-50/results.csv steps-100/results.csv records.csv --out equal-steps \
+                 --title "frame-id, a pool of 272 sentences: gold at equal steps" ;;
+  *) echo "usage: curve.sh FN [both | run CONDITIONS OUT | merge | project | merge-project | steps | merge-steps]" >&2; exit 2 ;;
 esac
