@@ -36,6 +36,7 @@ def register_commands(cli: Any) -> None:
     from spanaug_aligners import cli as commands
 
     cli.commands["train"].add_command(commands.train_aligner)
+    cli.commands["train"].add_command(commands.train_aligner_threshold)
     cli.commands["eval"].add_command(commands.eval_align)
     cli.commands["convert"].add_command(commands.convert_word_alignments)
     cli.add_command(commands.align_command)

@@ -1,9 +1,9 @@
 """The aligner plugin's commands: train, evaluate and run aligners, make and convert their data.
 
-``spanaug train aligner``, ``spanaug eval align``, ``spanaug convert word-alignments``,
-``spanaug align`` and ``spanaug make-align-data``. Commands only parse options, call the
-library functions of the sibling modules and render results; heavy imports wait until a
-command runs so that ``spanaug --help`` stays fast.
+``spanaug train aligner``, ``spanaug train aligner-threshold``, ``spanaug eval align``,
+``spanaug convert word-alignments``, ``spanaug align`` and ``spanaug make-align-data``.
+Commands only parse options, call the library functions of the sibling modules and render
+results; heavy imports wait until a command runs so that ``spanaug --help`` stays fast.
 """
 
 from __future__ import annotations
@@ -202,6 +202,53 @@ def train_aligner(data: Path, dev: Path, out: Path, cache_dir: Path | None, **op
     note(
         f"saved {out}: best epoch {summary['best_epoch']}/{summary['epochs_run']}, threshold {summary['threshold']:.3f}, "
         f"dev exact F1 {scores['exact_f1'] * 100:.1f}, soft F1 {scores['soft_f1'] * 100:.1f}"
+    )
+
+
+@click.command("aligner-threshold")
+@click.argument("head", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--dev", required=True, type=EXISTING, help="span-alignment JSONL with gold spans (not the data you report on)")
+@click.option(
+    "--rule", type=click.Choice(["none-rate", "exact-f1"]), default="none-rate", show_default=True,
+    help="none-rate: answer None as often as --dev has items without a gold span; exact-f1: the threshold of best exact F1",
+)
+@click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="an option of bert-span while it aligns --dev (device, batch_size...)")
+def train_aligner_threshold(head: Path, dev: Path, rule: str, sets: tuple[str, ...]) -> None:
+    """Set a bert-span head's threshold from dev items, aligning them as bert-span does in use (copies, hand-over).
+
+    Training tunes the threshold for exact F1 on its dev items, scored by the head alone;
+    this places it on the aligner's own answers, by the rule chosen. HEAD/config.json gets
+    the new threshold and a `calibration` entry naming the rule, the data and the scores.
+    """
+    import json
+    import sys
+
+    from spanaug_aligners.metrics import best_threshold, evaluate, none_rate_threshold
+    from spanaug_aligners.pairs import read_pairs
+
+    from spanaug_core.errors import ConfigError
+
+    config_file = head / "config.json"
+    if not config_file.is_file():
+        raise ConfigError(f"{head} is not a bert-span head (expected config.json)")
+    pairs = list(read_pairs(dev, require_gold=True))
+    aligner = _aligner("bert-span", (*sets, f"head={head}", "threshold=0"))
+    rows = [(a.span, a.score, p.gold_span) for p, a in zip(pairs, aligner.align([p.item for p in pairs]))]
+    threshold = none_rate_threshold(rows) if rule == "none-rate" else best_threshold(rows)[0]
+    scores = evaluate(
+        (span if span is not None and score >= threshold else None, gold, p.kind) for (span, score, gold), p in zip(rows, pairs)
+    )
+    config = json.loads(read_text(config_file))
+    config["calibration"] = {
+        "rule": rule, "data": dev.name, "items": len(pairs), "command": "spanaug " + " ".join(sys.argv[1:]),
+        "previous_threshold": config["threshold"], "dev": scores,
+    }
+    config["threshold"] = threshold
+    replace_json(config_file, config, indent=2)
+    every = scores["all"]
+    note(
+        f"{head}: threshold {threshold:.4f} (was {config['calibration']['previous_threshold']:.4f}); on {dev.name}: "
+        f"exact F1 {every['exact_f1'] * 100:.1f}, None precision {every['none_p'] * 100:.1f}, recall {every['none_r'] * 100:.1f}"
     )
 
 

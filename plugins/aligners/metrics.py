@@ -95,3 +95,23 @@ def best_threshold(scored: Iterable[tuple[Bounds | None, float, Bounds | None]])
         if f > best[1]:
             best = (score, f)
     return best
+
+
+def none_rate_threshold(scored: Iterable[tuple[Bounds | None, float, Bounds | None]]) -> float:
+    """The threshold on ``(argmax span, its score, gold)`` rows under which None is answered as often as gold is null.
+
+    The exact-F1 optimum is often flat over a wide range of thresholds, and where it lands
+    in that range decides how None is answered: an aligner whose threshold sits high on it
+    drops many right spans for a few null ones (docs/results/aligners-human-tuned.md). This
+    rule places None by its rate instead: of n items, u with a null gold, the threshold
+    keeps the n - u highest-scored spans (fewer where some rows have no span at all, and
+    ties at the threshold are all kept).
+    """
+    rows = list(scored)
+    keep = len(rows) - sum(1 for _, _, gold in rows if gold is None)
+    scores = sorted((score for pred, score, _ in rows if pred is not None), reverse=True)
+    if keep <= 0:
+        return 1.0
+    if keep >= len(scores):
+        return 0.0
+    return scores[keep - 1]

@@ -60,3 +60,26 @@ def test_convert_word_alignments(spanaug, tmp_path):
     spans = sorted(tuple(json.loads(x)["source_span"]) for x in long.read_text().splitlines())
     assert spans == [(0, 4), (0, 5), (1, 5)]
     assert spanaug("convert", "word-alignments", "--format", "multimwa", tsv, "--output", long, "--overwrite", "--min-len", "4") == 2
+
+
+def test_a_heads_threshold_placed_by_the_rate_of_none(spanaug, tmp_path, tiny_encoder, capsys):
+    items = _items(tmp_path / "items.jsonl")
+    head = tmp_path / "head"
+    assert spanaug("train", "aligner", "--data", items, "--dev", items, "--out", head, "--encoder", str(tiny_encoder),
+                   "--hidden", "8", "--epochs", "1", "--no-links", "--cache-dir", tmp_path / "cache") == 0
+    trained = json.loads((head / "config.json").read_text())
+    assert spanaug("train", "aligner-threshold", head, "--dev", items, "--set", "copies=false") == 0
+    config = json.loads((head / "config.json").read_text())
+    calibration = config["calibration"]
+    assert calibration["rule"] == "none-rate" and calibration["data"] == "items.jsonl" and calibration["items"] == 3
+    assert calibration["previous_threshold"] == trained["threshold"]
+    assert {"none_p", "none_r", "exact_f1"} <= set(calibration["dev"]["all"])
+    # One item of three has no gold span: the head at its new threshold answers None once.
+    predictions = tmp_path / "p.jsonl"
+    assert spanaug("eval", "align", "--aligner", "bert-span", "--gold", items, "--set", f"head={head}", "--set", "copies=false",
+                   "--output", predictions) == 0
+    answers = [json.loads(x)["pred_span"] for x in predictions.read_text().splitlines()]
+    assert sum(a is None for a in answers) == 1
+    assert "threshold" in capsys.readouterr().err
+    assert spanaug("train", "aligner-threshold", tmp_path, "--dev", items) == 2
+    assert "is not a bert-span head" in capsys.readouterr().err

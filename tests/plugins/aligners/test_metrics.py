@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from spanaug_aligners.metrics import best_threshold, evaluate
+from spanaug_aligners.metrics import best_threshold, evaluate, none_rate_threshold
 
 
 def test_exact_and_soft_counts():
@@ -56,3 +56,11 @@ def test_best_threshold_drops_wrong_low_scores():
     # Keeping the top two: P = 1, R = 2/3 -> F1 0.8; keeping more only adds false positives.
     assert threshold == 0.8
     assert f1 == pytest.approx(0.8)
+
+
+def test_none_rate_threshold_answers_none_as_often_as_gold_is_null():
+    rows = [((0, 1), 0.9, (0, 1)), ((1, 2), 0.8, (1, 2)), ((2, 3), 0.3, None), ((3, 4), 0.2, (0, 2)), (None, 0.0, None)]
+    # Two null golds in five rows, and one row has no span: the three best spans are kept.
+    assert none_rate_threshold(rows) == 0.3
+    assert none_rate_threshold([((0, 1), 0.4, None)]) == 1.0
+    assert none_rate_threshold([(None, 0.0, (0, 1)), ((0, 1), 0.5, (0, 1))]) == 0.0
