@@ -4,9 +4,10 @@ Each (S, S') pair is encoded once as ``[CLS] S [SEP] S' [SEP]``; the head (see h
 scores every candidate span of S' against the source span; the argmax wins unless its
 score is under the threshold (by default the one tuned on dev when the head was trained).
 The head folder names the encoder it was trained with, and holds the encoder's top layers
-when they were tuned with the head (``encoder.safetensors``, applied over the preset). A
-default head, trained only on data the project generated itself (``spanaug
-make-align-data``), ships in ``heads/default``; its files are pinned by sha256.
+when they were tuned with the head (``encoder.safetensors``, applied over the preset). The
+default head, trained with all six MiniLM layers on MultiMWA train's human alignments, its
+threshold placed by the rate of None (``spanaug train aligner-threshold``), ships in
+``heads/default``; its files are pinned by sha256.
 
 A source span longer than any the head was trained on (the shipped head: 3 words) goes to
 simalign's word links instead, computed with the same encoder: a head that has only seen
@@ -42,8 +43,9 @@ if TYPE_CHECKING:
 DEFAULT_HEAD = Path(__file__).resolve().parent / "heads" / "default"
 # The shipped head's files: a changed or damaged one stops the aligner instead of aligning with it.
 DEFAULT_HEAD_SHA256 = {
-    "config.json": "759bca4cd6f9a401d2ef3d9ebf6b4d8e7bfe9ac0f8e16fb2e109ea805f52a31f",
-    "head.safetensors": "57149774ac949ce211ee5c0b24945b4224e490d00234792e502e0cf87dc70d32",
+    "config.json": "45c71e56272c3a87b76ef9df1e631930b6b8e08ca5c15f5e62d91c13307995db",
+    "encoder.safetensors": "5f92bdbcbfc57081a192f1ffad3a9c78e1db20960dd4e3885945c6a6cbf4a742",
+    "head.safetensors": "39348d0f1cc21e8b77f183d218260d4edeab6b8ccc9b2e5cde304c46880076e6",
 }
 
 
