@@ -121,15 +121,16 @@ class BertSpanAligner:
         found: dict[int, Alignment] = {}
         if self.config.copies:
             found = {i: copied(span) for i, span in enumerate(map(only_copy, items)) if span}
-        longest = self.config.simalign_over or model.config.longest_span
-        long = [
-            i for i, it in enumerate(items)
-            if i not in found and longest is not None and it.source_span[1] - it.source_span[0] > longest
-        ]
+        long = [i for i, it in enumerate(items) if i not in found and self.handed_over(it)]
         found.update(zip(long, zero_shot.align([items[i] for i in long])))
         short = [i for i in range(len(items)) if i not in found]
         found.update(zip(short, self._align_with_head(model, encoder, [items[i] for i in short])))
         return [found[i] for i in range(len(items))]
+
+    def handed_over(self, item: AlignItem) -> bool:
+        """Whether ``item`` goes to simalign: its source span is longer than ``simalign_over`` (the head's ``longest_span``)."""
+        longest = self.config.simalign_over or self._load()[0].config.longest_span
+        return longest is not None and item.source_span[1] - item.source_span[0] > longest
 
     def _align_with_head(self, model: SpanScorer, encoder: Encoder, items: Sequence[AlignItem]) -> list[Alignment]:
         from spanaug_aligners.head import links_of_items, score_items

@@ -221,6 +221,7 @@ def train_aligner_threshold(head: Path, dev: Path, rule: str, sets: tuple[str, .
     the new threshold and a `calibration` entry naming the rule, the data and the scores.
     """
     import json
+    import math
     import sys
 
     from spanaug_aligners.metrics import best_threshold, evaluate, none_rate_threshold
@@ -233,8 +234,12 @@ def train_aligner_threshold(head: Path, dev: Path, rule: str, sets: tuple[str, .
         raise ConfigError(f"{head} is not a bert-span head (expected config.json)")
     pairs = list(read_pairs(dev, require_gold=True))
     aligner = _aligner("bert-span", (*sets, f"head={head}", "threshold=0"))
-    rows = [(a.span, a.score, p.gold_span) for p, a in zip(pairs, aligner.align([p.item for p in pairs]))]
-    threshold = none_rate_threshold(rows) if rule == "none-rate" else best_threshold(rows)[0]
+    # A span handed over to simalign keeps simalign's answer whatever the head's threshold: it is never cut.
+    rows = [
+        (a.span, math.inf if aligner.handed_over(p.item) else a.score, p.gold_span)
+        for p, a in zip(pairs, aligner.align([p.item for p in pairs]))
+    ]
+    threshold = min(none_rate_threshold(rows) if rule == "none-rate" else best_threshold(rows)[0], 1.0)
     scores = evaluate(
         (span if span is not None and score >= threshold else None, gold, p.kind) for (span, score, gold), p in zip(rows, pairs)
     )

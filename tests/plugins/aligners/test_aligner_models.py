@@ -207,6 +207,7 @@ def test_bert_span_hands_spans_longer_than_its_training_to_simalign(tiny_encoder
     simalign = SimAlignAligner(SimAlignAligner.Config(encoder=str(tiny_encoder), threshold=0.3)).align([long])[0]
     aligner = BertSpanAligner(BertSpanAligner.Config(head=str(tmp_path / "head"), top_k=3))
     by_head, by_simalign = aligner.align([short, long])
+    assert not aligner.handed_over(short) and aligner.handed_over(long)
     assert len(by_head.candidates) == 3  # the head scored the short span's candidates
     assert by_simalign == simalign and by_simalign.span is not None
     strict = BertSpanAligner(BertSpanAligner.Config(head=str(tmp_path / "head"), simalign_threshold=1.0))
@@ -214,7 +215,7 @@ def test_bert_span_hands_spans_longer_than_its_training_to_simalign(tiny_encoder
     # simalign_over moves the boundary: at 9 the head answers both, and has no candidate for 9 words
     # (max_span 6 + k 2 is the longest it scores).
     wide = BertSpanAligner(BertSpanAligner.Config(head=str(tmp_path / "head"), top_k=3, simalign_over=9))
-    assert wide.align([long])[0] == Alignment(span=None, score=0.0)
+    assert wide.align([long])[0] == Alignment(span=None, score=0.0) and not wide.handed_over(long)
     # A head saved before longest_span was recorded answers every span itself, as it did.
     old = config.model_copy(update={"longest_span": None})
     save_head(SpanScorer(old).eval(), old, tmp_path / "old")
