@@ -227,11 +227,6 @@ def train_aligner_threshold(head: Path, dev: Path, rule: str, sets: tuple[str, .
     from spanaug_aligners.metrics import best_threshold, evaluate, none_rate_threshold
     from spanaug_aligners.pairs import read_pairs
 
-    from spanaug_core.errors import ConfigError
-
-    config_file = head / "config.json"
-    if not config_file.is_file():
-        raise ConfigError(f"{head} is not a bert-span head (expected config.json)")
     pairs = list(read_pairs(dev, require_gold=True))
     aligner = _aligner("bert-span", (*sets, f"head={head}", "threshold=0"))
     # A span handed over to simalign keeps simalign's answer whatever the head's threshold: it is never cut.
@@ -243,6 +238,7 @@ def train_aligner_threshold(head: Path, dev: Path, rule: str, sets: tuple[str, .
     scores = evaluate(
         (span if span is not None and score >= threshold else None, gold, p.kind) for (span, score, gold), p in zip(rows, pairs)
     )
+    config_file = head / "config.json"  # aligning above loaded the head: a folder that is not one was refused there
     config = json.loads(read_text(config_file))
     config["calibration"] = {
         "rule": rule, "data": dev.name, "items": len(pairs), "command": "spanaug " + " ".join(sys.argv[1:]),
