@@ -9,7 +9,10 @@ lexical units (LUs), and that list serves twice:
 - after decoding, the ``frame-lexicon`` filter keeps a record only when its trigger,
   lemmatized as each part of speech in turn (``lu_form``), is one of the frame's LUs. That
   trades discovery for precision: a valid trigger FrameNet does not list yet is dropped
-  too (Culkin et al. 2021 §6.1 found many valid triggers absent from FrameNet);
+  too (Culkin et al. 2021 §6.1 found many valid triggers absent from FrameNet). With
+  ``max_frames`` it also drops a trigger that many frames list ("could", "make", "part"):
+  a record teaches a word-to-frame link, and a word of many frames taught as one of them
+  is wrong in most of the contexts a downstream model will meet it in;
 - before decoding, the ``framenet`` lexicon offers the prompt a few of the frame's LUs
   that WordNet relates to the source trigger ("attempt", "endeavor" for *efforts* in
   Attempt). The model still words the sentence as it likes, but it now knows words that
@@ -76,6 +79,15 @@ class FrameUnits:
     def _frames(self) -> dict[str, FrameInfo]:
         return {info.name: info for info in frames(self.release)}
 
+    @cached_property
+    def frame_counts(self) -> dict[str, int]:
+        """How many frames of the release list each LU name (``make.v`` -> 25); reads every frame file once."""
+        counts: dict[str, int] = {}
+        for info in self._frames.values():
+            for name in {lu.name.lower() for lu in info.lexical_units()}:
+                counts[name] = counts.get(name, 0) + 1
+        return counts
+
     def __call__(self, frame: str) -> dict[str, int]:
         """The LUs (``buy.v``) of ``frame`` and how common each is; empty for a frame the release lacks."""
         if frame not in self._units:
@@ -93,6 +105,12 @@ class FrameLexiconFilter:
 
     class Config(ComponentConfig):
         release: Release = Field(default=None, description=_RELEASE_HELP)
+        max_frames: int | None = Field(
+            default=None,
+            ge=1,
+            description="also drop a trigger that more than this many frames of the release list as an LU "
+            "(1: only triggers no other frame lists); None: any",
+        )
 
     def __init__(self, config: Config) -> None:
         self.config = config
@@ -112,9 +130,16 @@ class FrameLexiconFilter:
         if not units:
             return f"the release has no lexical units for frame {frame!r}"
         words = " ".join(trigger.text(record.tokens).split())
-        if any(lu_form(words, pos) in units for pos in _POS):
-            return None
-        return f"{words!r} is not a lexical unit of {frame}"
+        listed = [form for form in (lu_form(words, pos) for pos in _POS) if form in units]
+        if not listed:
+            return f"{words!r} is not a lexical unit of {frame}"
+        limit = self.config.max_frames
+        if limit is not None:
+            # a trigger the frame lists under two parts of speech counts by its less ambiguous one
+            fewest = min(self.units.frame_counts[form] for form in listed)
+            if fewest > limit:
+                return f"{words!r} is a lexical unit of {fewest} frames (max_frames {limit})"
+        return None
 
 
 class FrameNetLexicon(WordNetLexicon):
