@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -66,3 +67,25 @@ def test_a_framenet_run_gets_the_frames_words_and_the_filter_without_asking() ->
     assert set(applied) == {"lexicon", "filters"}
     mine, applied = with_suggested_settings(RunConfig(dataset={"name": "framenet"}, filters=[{"name": "copy"}]))
     assert [f.name for f in mine.filters] == ["copy"] and "filters" not in applied  # filters the run names win
+
+
+def test_max_frames_drops_a_trigger_other_frames_list_too(tmp_path: Path) -> None:
+    """A copy of the sample in which Giving lists buy.v as well: two frames list it, one purchase.v."""
+    release = tmp_path / "release"
+    shutil.copytree(SAMPLE, release)
+    giving = release / "frame" / "Giving.xml"
+    unit = '<lexUnit status="Finished_Initial" POS="V" name="buy.v" ID="3999" cDate="02/01/2001 12:01:00 PST Thu"/>'
+    giving.write_text(giving.read_text().replace("<lexUnit ", unit + "\n    <lexUnit ", 1))
+    source = SOURCE.model_copy(update={"tokens": ("Maria", "got", "a", "bike", ".")})
+    context = FilterContext(source=source, previous_texts=frozenset())
+
+    def verdict(word: str, max_frames: int | None) -> str | None:
+        flt = FrameLexiconFilter(FrameLexiconFilter.Config(release=release, max_frames=max_frames))
+        return flt.check(record(("Maria", word, "a", "bike", "."), (1, 2)), context)
+
+    assert verdict("bought", None) is None and verdict("bought", 2) is None
+    assert verdict("bought", 1) == "'bought' is a lexical unit of 2 frames (max_frames 1)"
+    assert verdict("purchased", 1) is None
+    assert verdict("acquired", 1) == "'acquired' is not a lexical unit of Commerce_buy"
+    with pytest.raises(ValueError, match="greater than or equal to 1"):
+        FrameLexiconFilter.Config(release=release, max_frames=0)
