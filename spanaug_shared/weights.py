@@ -2,8 +2,15 @@
 
 The paraphrase decoder and a filter that asks the same model a question (``sense``) both
 need a 1.5B-parameter model in memory; loading it twice would double a run's memory and
-its start-up. So weights are kept per (model, dtype, device), and ``loaded`` finds a copy
-already in memory on any device. A model is named as the decoder's ``--model`` takes it: a
+its start-up. So weights are kept per (model, dtype, device, quantization), and ``loaded``
+finds a copy already in memory in any of them.
+
+On a CPU, decoding a 1.5B model is bound by reading its weights from memory: each step of
+a batch reads every linear layer's float32 matrix once. ``quantize="int8"`` stores those
+matrices as int8 with a scale per output row and multiplies them with activations
+quantized on the fly (PyTorch's dynamic quantization, fbgemm kernels): a quarter of the
+bytes to read, so several times the steps per second, for rounding the model's answers
+feel a little (docs/results/bench-int8.md). A model is named as the decoder's ``--model`` takes it: a
 preset, a local folder or GGUF file (a converted safetensors copy is cached after the first
 GGUF load), or a hub id when the network allows.
 """
@@ -14,7 +21,8 @@ import hashlib
 import shutil
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+import warnings
+from typing import TYPE_CHECKING, Any, Literal
 
 from spanaug_core.errors import ConfigError, SpanaugError
 from spanaug_core.files import ensure_folder, writing
@@ -32,7 +40,13 @@ from spanaug_shared.models import (
 if TYPE_CHECKING:
     import torch
 
-_WEIGHTS: dict[tuple[str, str, str], tuple[Any, Any]] = {}
+_WEIGHTS: dict[tuple[str, str, str, str], tuple[Any, Any]] = {}
+
+Quantize = Literal["none", "int8"]
+QUANTIZE_HELP = (
+    "none, or int8: linear layers' weights as int8 with a scale per row, activations quantized per step "
+    "(a CPU and float32 only; several times faster decoding there, docs/results/bench-int8.md)"
+)
 
 
 def resolve_dtype(dtype: str, device: str) -> str:
@@ -47,18 +61,50 @@ def resolve_dtype(dtype: str, device: str) -> str:
     return "float32" if device == "cpu" else "bfloat16"
 
 
-def load_weights(name_or_path: str, dtype: str = "auto", device: str = "cpu", progress: ProgressCallback | None = None) -> tuple[Any, Any]:
-    """A model and its tokenizer, on ``device`` in ``dtype`` (``auto``: see ``resolve_dtype``), loaded once."""
+def check_quantize(quantize: str, dtype: str, device: str) -> None:
+    """Refuse a quantization the device and dtype cannot run, before anything is loaded."""
+    if quantize == "none":
+        return
+    if quantize != "int8":
+        raise ConfigError(f"quantize must be none or int8 (got {quantize!r})")
+    if device != "cpu" or resolve_dtype(dtype, device) != "float32":
+        raise ConfigError(
+            f"quantize=int8 runs on a CPU in float32 (got device={device!r}, dtype={dtype!r}); "
+            "on a GPU use dtype=bfloat16 and quantize=none"
+        )
+
+
+def load_weights(
+    name_or_path: str, dtype: str = "auto", device: str = "cpu", progress: ProgressCallback | None = None, quantize: Quantize = "none"
+) -> tuple[Any, Any]:
+    """A model and its tokenizer, on ``device`` in ``dtype`` (``auto``: see ``resolve_dtype``),
+    with ``quantize`` applied, loaded once."""
+    check_quantize(quantize, dtype, device)
     dtype = resolve_dtype(dtype, device)
-    key = (name_or_path, dtype, device)
+    key = (name_or_path, dtype, device, quantize)
     if key not in _WEIGHTS:
-        _WEIGHTS[key] = _load(name_or_path, dtype, device, progress)
+        model, tokenizer = _load(name_or_path, dtype, device, progress)
+        _WEIGHTS[key] = (_int8(model) if quantize == "int8" else model), tokenizer
     return _WEIGHTS[key]
 
 
 def loaded(name_or_path: str) -> tuple[Any, Any] | None:
-    """The weights of a model some component of this process already loaded (any dtype or device), if any."""
-    return next((weights for (name, _, _), weights in _WEIGHTS.items() if name == name_or_path), None)
+    """The weights of a model some component of this process already loaded (any dtype, device
+    or quantization), if any."""
+    return next((weights for (name, *_), weights in _WEIGHTS.items() if name == name_or_path), None)
+
+
+def _int8(model: Any) -> Any:
+    """``model`` with its linear layers dynamically quantized to int8, a scale per output row (in place)."""
+    import torch
+    from torch.ao.quantization import per_channel_dynamic_qconfig, quantize_dynamic
+
+    with warnings.catch_warnings():
+        # PyTorch points users of torch.ao.quantization to torchao, whose CPU int8 paths are
+        # not the fbgemm kernels this speed comes from; the API still works in the pinned torch.
+        warnings.simplefilter("ignore", DeprecationWarning)
+        warnings.simplefilter("ignore", UserWarning)
+        return quantize_dynamic(model, {torch.nn.Linear: per_channel_dynamic_qconfig}, dtype=torch.qint8, inplace=True)
 
 
 def _load(name_or_path: str, dtype: str, device: str, progress: ProgressCallback | None) -> tuple[Any, Any]:

@@ -34,7 +34,7 @@ from spanaug_core.errors import ConfigError
 from spanaug_core.protocols import ProgressCallback
 from spanaug_core.text import placeholders
 from spanaug_core.types import DecodeRequest
-from spanaug_shared.weights import load_weights, resolve_dtype
+from spanaug_shared.weights import Quantize, load_weights, resolve_dtype
 
 if TYPE_CHECKING:
     import torch
@@ -132,7 +132,8 @@ class Adapter(ABC):
         if not self.end_ids:
             raise ConfigError("the model has no end-of-sequence token; cannot tell where a paraphrase ends")
         # Some checkpoints pad the output layer beyond the tokenizer; those ids are never real tokens.
-        self.vocab_size = int(model.get_output_embeddings().weight.shape[0])
+        # out_features: a quantized linear layer's weight is a method, not a tensor
+        self.vocab_size = int(model.get_output_embeddings().out_features)
         self.cache_name = cache_name(model)
 
     @property
@@ -681,7 +682,7 @@ def _cache(layers: list[tuple[torch.Tensor, torch.Tensor]]) -> Any:
 
 # Adapters per model, dtype, device and prompt settings: an adapter with another prompt or
 # hint is a few attributes over weights already in memory (spanaug_shared.weights).
-_LOADED: dict[tuple[str, str, str, str, str, tuple[Example, ...], str], Adapter] = {}
+_LOADED: dict[tuple[str, str, str, str, str, str, tuple[Example, ...], str, str], Adapter] = {}
 
 
 def load(
@@ -689,6 +690,7 @@ def load(
     *,
     dtype: str = "auto",
     device: str = "cpu",
+    quantize: Quantize = "none",
     system: str = DEFAULT_SYSTEM,
     prompt: str = DEFAULT_PROMPT,
     examples: Sequence[Example] = (),
@@ -698,13 +700,13 @@ def load(
 ) -> Adapter:
     """An adapter for a preset, a local folder or GGUF file, or (with network) a hub id.
 
-    A process loads a model's weights once per (model, dtype, device): a second pipeline or
+    A process loads a model's weights once per (model, dtype, device, quantization): a second pipeline or
     decoder with the same model shares them, whatever its prompt settings.
     """
     shots = tuple((str(a), str(b)) for a, b in examples)
-    key = (name_or_path, resolve_dtype(dtype, device), device, system, prompt, shots, avoid_hint, prefer_hint)
+    key = (name_or_path, resolve_dtype(dtype, device), device, quantize, system, prompt, shots, avoid_hint, prefer_hint)
     if key not in _LOADED:
-        model, tokenizer = load_weights(name_or_path, dtype, device, progress)
+        model, tokenizer = load_weights(name_or_path, dtype, device, progress, quantize)
         end_ids = _end_ids(model, tokenizer)
         _LOADED[key] = (
             Seq2SeqAdapter(model, tokenizer, end_ids)

@@ -39,7 +39,7 @@ from collections.abc import Iterator, Sequence
 from functools import lru_cache
 from typing import ClassVar, Literal
 
-from pydantic import Field, ValidationInfo, field_validator
+from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from spanaug_core.errors import ConfigError
 from spanaug_core.flags import flag
@@ -47,6 +47,7 @@ from spanaug_core.protocols import DecoderConfig, ProgressCallback, ProgressEven
 from spanaug_core.scheduling import ListSource
 from spanaug_core.text import contains_phrase, find_all, is_content_word, tokenize
 from spanaug_core.types import Candidate, DecodeRequest
+from spanaug_shared.weights import QUANTIZE_HELP, Quantize, check_quantize
 from spanaug_decoders.adapters import (
     DEFAULT_AVOID_HINT,
     DEFAULT_PREFER_HINT,
@@ -159,6 +160,7 @@ class HFDecoderConfig(DecoderConfig):
         default="auto", description="weights and compute dtype (auto: float32 on cpu, bfloat16 on cuda)"
     )
     device: str = Field(default="cpu", description="torch device (cpu, cuda, cuda:1...)")
+    quantize: Quantize = Field(default="none", description=QUANTIZE_HELP)
     max_length: int | None = Field(default=None, ge=1, description="max generated tokens (default: 2x the sentence's tokens + 16; hf-beam: of the batch's longest)")
     length_penalty: float = Field(default=1.0, description="norm_logprob = logprob / length ** length_penalty")
     case_sensitive: bool = Field(default=False, description="word-level constraint check is case-sensitive")
@@ -209,6 +211,14 @@ class HFDecoderConfig(DecoderConfig):
             raise ValueError(problem)
         return hint
 
+    @model_validator(mode="after")
+    def _quantize_runs_here(self) -> HFDecoderConfig:
+        try:
+            check_quantize(self.quantize, self.dtype, self.device)
+        except ConfigError as exc:
+            raise ValueError(str(exc)) from None
+        return self
+
 
 class _HFDecoder:
     """Loading, constraint encoding and the word-level check shared by both decoders."""
@@ -233,6 +243,7 @@ class _HFDecoder:
                 self.config.model,
                 dtype=self.config.dtype,
                 device=self.config.device,
+                quantize=self.config.quantize,
                 system=self.config.system,
                 prompt=self.config.prompt,
                 examples=self.config.examples,

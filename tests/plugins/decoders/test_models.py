@@ -443,3 +443,34 @@ def test_an_invented_next_turn_counts_as_another_sentence():
     assert sentence_breaks("Venantius sets a $300 million FRN.VHuman: Venantius sets") == 1
     assert sentence_breaks("Assistant: it was wrong") == 1
     assert sentence_breaks("The user: a name.") == 0
+
+
+def test_int8_weights_decode_what_float32_does_within_rounding(tokenizer, tmp_path):
+    """quantize=int8: every linear layer quantized, the same constraints met, log-probabilities close."""
+    from spanaug_decoders.adapters import load
+    from spanaug_shared.weights import loaded
+
+    tiny_llama(tokenizer, 3, "{text}").model.save_pretrained(tmp_path)
+    tokenizer.save_pretrained(tmp_path)
+    plain = load(str(tmp_path), system="", prompt="{text}")
+    int8 = load(str(tmp_path), quantize="int8", system="", prompt="{text}")
+    assert int8.model is not plain.model and loaded(str(tmp_path)) is not None
+    from torch.ao.nn.quantized.dynamic import Linear as DynamicInt8Linear
+
+    assert not any(type(m) is torch.nn.Linear for m in int8.model.modules())
+    assert sum(isinstance(m, DynamicInt8Linear) for m in int8.model.modules()) == 2 * 7 + 1  # q k v o gate up down, lm_head
+    assert int8.vocab_size == plain.vocab_size == len(tokenizer)
+    enc = tokenizer(SOURCES, return_tensors="pt", padding=True)
+    with torch.inference_mode():
+        a, b = (m.model(**enc).logits.log_softmax(-1) for m in (plain, int8))
+    assert (a - b).abs().max() < 0.05
+    request = DecodeRequest(text=SOURCES[0], constraints=Constraints(avoid=("cat",), include=("dog",)))
+    config = VDBADecoder.Config(beam_size=4, max_length=10, repeat_ngram=0, quantize="int8")
+    found = VDBADecoder(config, adapter=int8).decode([request], nbest=3)[0]
+    assert found and all("dog" in c.text.split() and "cat" not in c.text.split() for c in found)
+
+
+@pytest.mark.parametrize("settings", [{"device": "cuda"}, {"dtype": "bfloat16"}])
+def test_int8_is_refused_where_it_cannot_run(settings):
+    with pytest.raises(ValueError, match="quantize=int8 runs on a CPU in float32"):
+        VDBADecoder.Config(quantize="int8", **settings)
