@@ -16,15 +16,20 @@
 #   curve.sh FN steps              gold trained for at least as many optimiser steps as the cells with
 #                                  records make in their 30 minimum epochs (trainer.min_steps 6,000 at
 #                                  50%, 12,000 at 100%): steps-50 and steps-100 (two processes)
-#   curve.sh FN merge-steps        those gold cells and project-source/'s cells with records into
-#                                  equal-steps/, with its summary, paired tests and plot
+#   curve.sh FN lexsub             lexsub with project_source (the default since): lexsub-p
+#   curve.sh FN strict             the filtered condition with frame-lexicon's max_frames 1 (a trigger
+#                                  no other frame lists): strict-f, kept in diagnostics/strict-trigger/
+#   curve.sh FN merge-steps        those gold cells, project-source/'s cells with records and, once
+#                                  trained, lexsub-p's into equal-steps/, with its summary, paired
+#                                  tests and plot
 # Run from the folder make-data.sh wrote, with run-fn-pool/ complete; FN is the fndata-1.5 folder.
 set -euo pipefail
 FN=${1:?the unpacked fndata-1.5 folder}; what=${2:-both}
 curve() {  # curve CONDITIONS OUT PROJECT_SOURCE [FRACTIONS [--set ...]]; the filters choose the filtered condition's records
   local conditions=$1 out=$2 project=$3 fractions=${4:-0.5,1} filters=()
   shift $(( $# < 4 ? $# : 4 ))
-  [[ ,$conditions, == *,filtered,* ]] && filters=(--filter adequacy --filter fluency --filter facts --filter "{name: frame-lexicon, release: $FN}")
+  [[ ,$conditions, == *,filtered,* ]] && filters=(--filter adequacy --filter fluency --filter facts
+    --filter "{name: frame-lexicon, release: $FN${MAX_FRAMES:+, max_frames: $MAX_FRAMES}}")
   OMP_NUM_THREADS=1 spanaug experiment learning-curve --trainer frame-id --dataset jsonl \
     --train fn-pool.jsonl --dev fn-dev100.jsonl --test fn-test.jsonl --augmented run-fn-pool \
     --conditions "$conditions" --fractions "$fractions" --seeds 5 --unseen lu \
@@ -46,8 +51,11 @@ case $what in
   steps) curve gold steps-50 true 0.5 --set trainer.min_steps=6000 & a=$!
          curve gold steps-100 true 1 --set trainer.min_steps=12000 & b=$!
          wait $a; wait $b ;;
-  merge-steps) { head -n 1 project-source/results.csv; grep -v '^gold,' project-source/results.csv | tail -n +2; } > records.csv
+  lexsub) curve lexsub lexsub-p true ;;
+  strict) MAX_FRAMES=1 curve filtered strict-f true ;;
+  merge-steps) { head -n 1 project-source/results.csv; grep -v '^gold,' project-source/results.csv | tail -n +2
+                 if [[ -f lexsub-p/results.csv ]]; then tail -n +2 lexsub-p/results.csv; fi; } > records.csv
                spanaug experiment summarize steps-50/results.csv steps-100/results.csv records.csv --out equal-steps \
                  --title "frame-id, a pool of 272 sentences: gold at equal steps" ;;
-  *) echo "usage: curve.sh FN [both | run CONDITIONS OUT | merge | project | merge-project | steps | merge-steps]" >&2; exit 2 ;;
+  *) echo "usage: curve.sh FN [both | run CONDITIONS OUT | merge | project | merge-project | steps | lexsub | strict | merge-steps]" >&2; exit 2 ;;
 esac

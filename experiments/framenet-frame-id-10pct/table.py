@@ -1,0 +1,79 @@
+"""The results table of docs/experiments.md, from this folder's CSVs: every condition against
+gold trained as many optimiser steps as the cells with records, paired by seed.
+
+    python table.py            # prints the table's markdown (header and rows)
+
+A row whose CSV is not there yet (a diagnostic still training) is left out.
+"""
+
+from __future__ import annotations
+
+import csv
+import statistics as st
+from pathlib import Path
+
+from scipy import stats
+
+HERE = Path(__file__).parent
+HEADER = (
+    "| fraction | condition | runs | records added | test F1 | Δ F1 vs gold at equal steps (paired) | p | precision "
+    "| unseen-LU recall | Δ unseen recall |\n|---|---|---|---|---|---|---|---|---|---|"
+)
+# (label, CSV under this folder, condition in it); the first row is the baseline
+ROWS = [
+    ("**gold, as many steps as with records**", "equal-steps/results.csv", "gold"),
+    ("gold, the curve's epochs", "project-source/results.csv", "gold"),
+    ("+ every record", "equal-steps/results.csv", "augmented"),
+    ("+ filtered records", "equal-steps/results.csv", "filtered"),
+    ("+ filtered records, trigger of one frame only", "diagnostics/strict-trigger/results.csv", "filtered"),
+    ("+ lexsub", "equal-steps/results.csv", "lexsub"),
+    ("+ copies of the sources (control)", "diagnostics/copies/results.csv", "augmented"),
+    ("+ every record, own target only", "curve/results.csv", "augmented"),
+    ("+ filtered records, own target only", "curve/results.csv", "filtered"),
+    ("+ lexsub, own target only", "curve/results.csv", "lexsub"),
+]
+
+
+def read(name: str) -> list[dict[str, str]]:
+    path = HERE / name
+    if not path.exists():
+        return []
+    with path.open(newline="") as fh:
+        return list(csv.DictReader(fh))
+
+
+def mean_sd(values: list[float]) -> str:
+    return f"{100 * st.mean(values):.1f} ± {100 * st.stdev(values):.1f}" if len(values) > 1 else f"{100 * values[0]:.1f}"
+
+
+def diff(values: list[float]) -> str:
+    return f"{100 * st.mean(values):+.1f} ± {100 * (st.stdev(values) if len(values) > 1 else 0):.1f}"
+
+
+def main() -> None:
+    print(HEADER)
+    label0, name0, condition0 = ROWS[0]
+    baseline = {(r["fraction"], r["seed"]): r for r in read(name0) if r["condition"] == condition0}
+    for fraction, shown in (("0.5", "50%"), ("1", "100%")):
+        for label, name, condition in ROWS:
+            cells = [r for r in read(name) if r["fraction"] == fraction and r["condition"] == condition]
+            if not cells:
+                continue
+            f1 = [float(r["test_f1"]) for r in cells]
+            precision = st.mean(float(r["test_precision"]) for r in cells)
+            unseen = [float(r["unseen_recall"]) for r in cells]
+            added = st.mean(int(r["added_examples"]) for r in cells)
+            line = f"| {shown} | {label} | {len(cells)} | {added:.0f} | {mean_sd(f1)} |"
+            if label == label0:
+                print(f"{line}  |  | {100 * precision:.1f} | {mean_sd(unseen)} |  |")
+                continue
+            pairs = [(r, baseline[fraction, r["seed"]]) for r in cells if (fraction, r["seed"]) in baseline]
+            d_f1 = [float(a["test_f1"]) - float(b["test_f1"]) for a, b in pairs]
+            d_unseen = [float(a["unseen_recall"]) - float(b["unseen_recall"]) for a, b in pairs]
+            p = stats.ttest_rel([float(a["test_f1"]) for a, _ in pairs], [float(b["test_f1"]) for _, b in pairs]).pvalue if len(pairs) > 1 else float("nan")
+            line += f" {diff(d_f1)} | {p:.2g} | {100 * precision:.1f} | {mean_sd(unseen)} | {diff(d_unseen)} |"
+            print(line + (f" (paired on {len(pairs)})" if len(pairs) < len(cells) else ""))
+
+
+if __name__ == "__main__":
+    main()
