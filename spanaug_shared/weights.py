@@ -3,16 +3,16 @@
 The paraphrase decoder and a filter that asks the same model a question (``sense``) both
 need a 1.5B-parameter model in memory; loading it twice would double a run's memory and
 its start-up. So weights are kept per (model, dtype, device, quantization), and ``loaded``
-finds a copy already in memory in any of them.
+finds a copy already in memory in any of them. A model is named as the decoder's
+``--model`` takes it: a preset, a local folder or GGUF file (a converted safetensors copy
+is cached after the first GGUF load), or a hub id when the network allows.
 
 On a CPU, decoding a 1.5B model is bound by reading its weights from memory: each step of
 a batch reads every linear layer's float32 matrix once. ``quantize="int8"`` stores those
 matrices as int8 with a scale per output row and multiplies them with activations
 quantized on the fly (PyTorch's dynamic quantization, fbgemm kernels): a quarter of the
-bytes to read, so several times the steps per second, for rounding the model's answers
-feel a little (docs/results/bench-int8.md). A model is named as the decoder's ``--model`` takes it: a
-preset, a local folder or GGUF file (a converted safetensors copy is cached after the first
-GGUF load), or a hub id when the network allows.
+bytes to read, so more steps per second, for rounding that changes some outputs
+(docs/results/bench-int8.md).
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from __future__ import annotations
 import hashlib
 import shutil
 import tempfile
-from pathlib import Path
 import warnings
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from spanaug_core.errors import ConfigError, SpanaugError
