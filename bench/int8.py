@@ -26,24 +26,25 @@ from typing import Any
 import torch
 from pipeline import add_run_arguments, run_once  # bench/pipeline.py
 
+from spanaug_core.types import Augmented, Span
+from spanaug_shared.records import read_records, rewritten_span
 
-def records(folder: Path) -> dict[tuple[str, int, int], dict[str, Any]]:
+
+def records(folder: Path) -> dict[tuple[str, int | None, int], Augmented]:
     """A run's accepted records by (source id, target, iteration)."""
-    lines = (json.loads(line) for line in (folder / "augmented.jsonl").read_text().splitlines())
-    return {(r["source_id"], r["target"], r["iteration"]): r for r in lines}
+    return {(r.source_id, r.target, r.iteration): r for r in read_records(folder / "augmented.jsonl")}
 
 
-def new_span(record: dict[str, Any]) -> tuple[int, int, str] | None:
+def new_span(record: Augmented) -> Span | None:
     """The record's rewritten span (the one it was made for: not carried from the source)."""
-    spans = [s for s in record["spans"] if not s.get("attrs", {}).get("carried")]
-    return next(((s["start"], s["end"], s["label"]) for s in spans if s["role"] == "target"), None)
+    return rewritten_span(record, ("target",))
 
 
 def compare(a: Path, b: Path) -> dict[str, int]:
     """How the records of two runs of the same input line up."""
     left, right = records(a), records(b)
     both = left.keys() & right.keys()
-    same_text = [k for k in both if left[k]["text"] == right[k]["text"]]
+    same_text = [k for k in both if left[k].text == right[k].text]
     return {
         "float32_records": len(left),
         "int8_records": len(right),
