@@ -45,7 +45,7 @@ _WEIGHTS: dict[tuple[str, str, str, str], tuple[Any, Any]] = {}
 Quantize = Literal["none", "int8"]
 QUANTIZE_HELP = (
     "none, or int8: linear layers' weights as int8 with a scale per row, activations quantized per step "
-    "(a CPU and float32 only; several times faster decoding there, docs/results/bench-int8.md)"
+    "(a CPU and float32 only; faster decoding there, docs/results/bench-int8.md)"
 )
 
 
