@@ -22,16 +22,24 @@
 #   curve.sh FN merge-steps        those gold cells, project-source/'s cells with records and, once
 #                                  trained, lexsub-p's into equal-steps/, with its summary, paired
 #                                  tests and plot
+#   curve.sh FN it2 CONDITIONS FRACTION
+#                                  the two-iteration run's records (run-fn-pool-it2-int8) at one
+#                                  fraction, one process, with gold's step floor (6,000 steps at 0.5,
+#                                  12,000 at 1) in place of 30 minimum epochs, which twice the records
+#                                  would make twice the steps: it2-CONDITIONS-FRACTION
+#   curve.sh FN merge-it2          the gold cells at equal steps and the it2-*/ cells into
+#                                  two-iterations/, with its summary, paired tests and plot
 # Run from the folder make-data.sh wrote, with run-fn-pool/ complete; FN is the fndata-1.5 folder.
 set -euo pipefail
 FN=${1:?the unpacked fndata-1.5 folder}; what=${2:-both}
 curve() {  # curve CONDITIONS OUT PROJECT_SOURCE [FRACTIONS [--set ...]]; the filters choose the filtered condition's records
+  # AUGMENTED names the run whose records the cells add (run-fn-pool, the one-iteration run, unless set)
   local conditions=$1 out=$2 project=$3 fractions=${4:-0.5,1} filters=()
   shift $(( $# < 4 ? $# : 4 ))
   [[ ,$conditions, == *,filtered,* ]] && filters=(--filter adequacy --filter fluency --filter facts
     --filter "{name: frame-lexicon, release: $FN${MAX_FRAMES:+, max_frames: $MAX_FRAMES}}")
   OMP_NUM_THREADS=1 spanaug experiment learning-curve --trainer frame-id --dataset jsonl \
-    --train fn-pool.jsonl --dev fn-dev100.jsonl --test fn-test.jsonl --augmented run-fn-pool \
+    --train fn-pool.jsonl --dev fn-dev100.jsonl --test fn-test.jsonl --augmented "${AUGMENTED:-run-fn-pool}" \
     --conditions "$conditions" --fractions "$fractions" --seeds 5 --unseen lu \
     "${filters[@]}" --set trainer.epochs=60 --set trainer.patience=10 --set trainer.min_epochs=30 --set trainer.batch_size=4 \
     --set trainer.project_source="$project" "$@" --no-progress --out "$out"
@@ -57,5 +65,11 @@ case $what in
                  if [[ -f lexsub-p/results.csv ]]; then tail -n +2 lexsub-p/results.csv; fi; } > records.csv
                spanaug experiment summarize steps-50/results.csv steps-100/results.csv records.csv --out equal-steps \
                  --title "frame-id, a pool of 272 sentences: gold at equal steps" ;;
-  *) echo "usage: curve.sh FN [both | run CONDITIONS OUT | merge | project | merge-project | steps | lexsub | strict | merge-steps]" >&2; exit 2 ;;
+  it2) conditions=${3:?conditions}; fraction=${4:?fraction: 0.5 or 1}
+       case $fraction in 0.5) floor=6000 ;; 1) floor=12000 ;; *) echo "it2: fraction 0.5 or 1, not $fraction" >&2; exit 2 ;; esac
+       AUGMENTED=run-fn-pool-it2-int8 curve "$conditions" "it2-${conditions//,/-}-$fraction" true "$fraction" \
+         --set trainer.min_epochs=1 --set trainer.min_steps=$floor ;;
+  merge-it2) spanaug experiment summarize steps-50/results.csv steps-100/results.csv it2-*/results.csv --out two-iterations \
+               --title "frame-id, a pool of 272 sentences: two iterations' records, gold at equal steps" ;;
+  *) echo "usage: curve.sh FN [both | run CONDITIONS OUT | merge | project | merge-project | steps | lexsub | strict | merge-steps | it2 CONDITIONS FRACTION | merge-it2]" >&2; exit 2 ;;
 esac

@@ -26,6 +26,8 @@ ROWS = [
     ("+ every record", "equal-steps/results.csv", "augmented"),
     ("+ filtered records", "equal-steps/results.csv", "filtered"),
     ("+ filtered records, trigger of one frame only", "diagnostics/strict-trigger/results.csv", "filtered"),
+    ("+ every record, two iterations", "two-iterations/results.csv", "augmented"),
+    ("+ filtered records, two iterations", "two-iterations/results.csv", "filtered"),
     ("+ lexsub", "equal-steps/results.csv", "lexsub"),
     ("+ copies of the sources (control)", "diagnostics/copies/results.csv", "augmented"),
     ("+ every record, own target only", "curve/results.csv", "augmented"),
