@@ -70,6 +70,6 @@ case $what in
        AUGMENTED=run-fn-pool-it2-int8 curve "$conditions" "it2-${conditions//,/-}-$fraction" true "$fraction" \
          --set trainer.min_epochs=1 --set trainer.min_steps=$floor ;;
   merge-it2) spanaug experiment summarize steps-50/results.csv steps-100/results.csv it2-*/results.csv --out two-iterations \
-               --title "frame-id, a pool of 272 sentences: two iterations' records, gold at equal steps" ;;
+               --title "frame-id, a pool of 272 sentences: two iterations, gold at equal steps" ;;
   *) echo "usage: curve.sh FN [both | run CONDITIONS OUT | merge | project | merge-project | steps | lexsub | strict | merge-steps | it2 CONDITIONS FRACTION | merge-it2]" >&2; exit 2 ;;
 esac
