@@ -26,18 +26,13 @@ from typing import Any
 import torch
 from pipeline import add_run_arguments, run_once  # bench/pipeline.py
 
-from spanaug_core.types import Augmented, Span
+from spanaug_core.types import Augmented
 from spanaug_shared.records import read_records, rewritten_span
 
 
 def records(folder: Path) -> dict[tuple[str, int | None, int], Augmented]:
     """A run's accepted records by (source id, target, iteration)."""
     return {(r.source_id, r.target, r.iteration): r for r in read_records(folder / "augmented.jsonl")}
-
-
-def new_span(record: Augmented) -> Span | None:
-    """The record's rewritten span (the one it was made for: not carried from the source)."""
-    return rewritten_span(record, ("target",))
 
 
 def compare(a: Path, b: Path) -> dict[str, int]:
@@ -50,7 +45,7 @@ def compare(a: Path, b: Path) -> dict[str, int]:
         "int8_records": len(right),
         "in_both": len(both),
         "same_sentence": len(same_text),
-        "same_sentence_and_span": sum(new_span(left[k]) == new_span(right[k]) for k in same_text),
+        "same_sentence_and_span": sum(rewritten_span(left[k], ("target",)) == rewritten_span(right[k], ("target",)) for k in same_text),
         "float32_only": len(left.keys() - right.keys()),
         "int8_only": len(right.keys() - left.keys()),
     }
