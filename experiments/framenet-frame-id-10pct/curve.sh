@@ -32,6 +32,8 @@
 # Run from the folder make-data.sh wrote, with run-fn-pool/ complete; FN is the fndata-1.5 folder.
 set -euo pipefail
 FN=${1:?the unpacked fndata-1.5 folder}; what=${2:-both}
+# Gold's step floors: what a cell with one iteration's records makes in its 30 minimum epochs
+STEPS_50=6000 STEPS_100=12000
 curve() {  # curve CONDITIONS OUT PROJECT_SOURCE [FRACTIONS [--set ...]]; the filters choose the filtered condition's records
   # AUGMENTED names the run whose records the cells add (run-fn-pool, the one-iteration run, unless set)
   local conditions=$1 out=$2 project=$3 fractions=${4:-0.5,1} filters=()
@@ -56,8 +58,8 @@ case $what in
   merge-project) mkdir -p project-source
                  { head -n 1 curve/results.csv; grep '^gold,' curve/results.csv; tail -q -n +2 project-a/results.csv project-f/results.csv; } > project-source/results.csv
                  curve gold,augmented,filtered project-source true ;;
-  steps) curve gold steps-50 true 0.5 --set trainer.min_steps=6000 & a=$!
-         curve gold steps-100 true 1 --set trainer.min_steps=12000 & b=$!
+  steps) curve gold steps-50 true 0.5 --set trainer.min_steps=$STEPS_50 & a=$!
+         curve gold steps-100 true 1 --set trainer.min_steps=$STEPS_100 & b=$!
          wait $a; wait $b ;;
   lexsub) curve lexsub lexsub-p true ;;
   strict) MAX_FRAMES=1 curve filtered strict-f true ;;
@@ -66,7 +68,7 @@ case $what in
                spanaug experiment summarize steps-50/results.csv steps-100/results.csv records.csv --out equal-steps \
                  --title "frame-id, a pool of 272 sentences: gold at equal steps" ;;
   it2) conditions=${3:?conditions}; fraction=${4:?fraction: 0.5 or 1}
-       case $fraction in 0.5) floor=6000 ;; 1) floor=12000 ;; *) echo "it2: fraction 0.5 or 1, not $fraction" >&2; exit 2 ;; esac
+       case $fraction in 0.5) floor=$STEPS_50 ;; 1) floor=$STEPS_100 ;; *) echo "it2: fraction 0.5 or 1, not $fraction" >&2; exit 2 ;; esac
        AUGMENTED=run-fn-pool-it2-int8 curve "$conditions" "it2-${conditions//,/-}-$fraction" true "$fraction" \
          --set trainer.min_epochs=1 --set trainer.min_steps=$floor ;;
   merge-it2) spanaug experiment summarize steps-50/results.csv steps-100/results.csv it2-*/results.csv --out two-iterations \
