@@ -29,6 +29,11 @@
 #                                  would make twice the steps: it2-CONDITIONS-FRACTION
 #   curve.sh FN merge-it2          the gold cells at equal steps and the it2-*/ cells into
 #                                  two-iterations/, with its summary, paired tests and plot
+#   curve.sh FN share SHARE FRACTION
+#                                  it2's filtered cells with the paraphrases' spans weighted down to
+#                                  SHARE of the loss (trainer.paraphrase_share): share-SHARE-FRACTION
+#   curve.sh FN merge-share        the gold cells at equal steps and the share-*/ cells into
+#                                  paraphrase-share/, with its summary, paired tests and plot
 # Run from the folder make-data.sh wrote, with run-fn-pool/ complete; FN is the fndata-1.5 folder.
 set -euo pipefail
 FN=${1:?the unpacked fndata-1.5 folder}; what=${2:-both}
@@ -45,6 +50,12 @@ curve() {  # curve CONDITIONS OUT PROJECT_SOURCE [FRACTIONS [--set ...]]; the fi
     --conditions "$conditions" --fractions "$fractions" --seeds 5 --unseen lu \
     "${filters[@]}" --set trainer.epochs=60 --set trainer.patience=10 --set trainer.min_epochs=30 --set trainer.batch_size=4 \
     --set trainer.project_source="$project" "$@" --no-progress --out "$out"
+}
+it2() {  # it2 CONDITIONS FRACTION OUT [--set ...]: the two-iteration run's records with gold's step floor
+  local conditions=$1 fraction=$2 out=$3 floor; shift 3
+  case $fraction in 0.5) floor=$STEPS_50 ;; 1) floor=$STEPS_100 ;; *) echo "curve.sh: fraction 0.5 or 1, not $fraction" >&2; exit 2 ;; esac
+  AUGMENTED=run-fn-pool-it2-int8 curve "$conditions" "$out" true "$fraction" \
+    --set trainer.min_epochs=1 --set trainer.min_steps=$floor "$@"
 }
 case $what in
   both) curve gold,augmented curve-a false & a=$!; curve filtered,lexsub curve-b false & b=$!
@@ -68,10 +79,12 @@ case $what in
                spanaug experiment summarize steps-50/results.csv steps-100/results.csv records.csv --out equal-steps \
                  --title "frame-id, a pool of 272 sentences: gold at equal steps" ;;
   it2) conditions=${3:?conditions}; fraction=${4:?fraction: 0.5 or 1}
-       case $fraction in 0.5) floor=$STEPS_50 ;; 1) floor=$STEPS_100 ;; *) echo "it2: fraction 0.5 or 1, not $fraction" >&2; exit 2 ;; esac
-       AUGMENTED=run-fn-pool-it2-int8 curve "$conditions" "it2-${conditions//,/-}-$fraction" true "$fraction" \
-         --set trainer.min_epochs=1 --set trainer.min_steps=$floor ;;
+       it2 "$conditions" "$fraction" "it2-${conditions//,/-}-$fraction" ;;
+  share) share=${3:?share of the loss, e.g. 0.5}; fraction=${4:?fraction: 0.5 or 1}
+         it2 filtered "$fraction" "share-$share-$fraction" --set trainer.paraphrase_share="$share" ;;
   merge-it2) spanaug experiment summarize steps-50/results.csv steps-100/results.csv it2-*/results.csv --out two-iterations \
                --title "frame-id, a pool of 272 sentences: two iterations, gold at equal steps" ;;
-  *) echo "usage: curve.sh FN [both | run CONDITIONS OUT | merge | project | merge-project | steps | lexsub | strict | merge-steps | it2 CONDITIONS FRACTION | merge-it2]" >&2; exit 2 ;;
+  merge-share) spanaug experiment summarize steps-50/results.csv steps-100/results.csv share-*/results.csv --out paraphrase-share \
+                 --title "frame-id, a pool of 272 sentences: two iterations, paraphrases weighted to a share of the loss" ;;
+  *) echo "usage: curve.sh FN [both | run CONDITIONS OUT | merge | project | merge-project | steps | lexsub | strict | merge-steps | it2 CONDITIONS FRACTION | merge-it2 | share SHARE FRACTION | merge-share]" >&2; exit 2 ;;
 esac

@@ -62,6 +62,7 @@ class FrameSentence:
     targets: tuple[Triple, ...]  # (start, end, frame), one frame per span, any length
     exhaustive: bool  # annotated in full (FrameNet full text): every other span is NULL
     known: tuple[LabelledSpan, ...] = ()  # of a sentence not annotated in full: other spans whose label is known
+    weight: float = 1.0  # of each of its spans in the loss, relative to an annotated sentence's
 
     def instances(self, max_span: int) -> list[LabelledSpan]:
         """The spans to learn from: the targets of at most ``max_span`` tokens, plus NULL spans if exhaustive
@@ -118,6 +119,10 @@ class FrameIdTrainer:
             default=True, description="a paraphrase of an exhaustive training sentence (meta['source_id']) learns the source's "
             "labels of the spans it kept word for word (NULL or another frame); false: only its own targets"
         )
+        paraphrase_share: float | None = Field(
+            default=None, gt=0.0, lt=1.0, description="the most of the loss that paraphrases (meta['source_id']) may take: "
+            "their spans are weighted down to this share of all training spans; unset: every span weighs the same"
+        )
 
     def __init__(self, config: FrameIdTrainer.Config) -> None:
         self.config = config
@@ -147,6 +152,20 @@ class FrameIdTrainer:
         log.debug("%d paraphrase(s) projected onto their full-text source", sum(s.known != () for s in out))
         return out
 
+    def weighted(self, examples: Sequence[Example], sentences: Sequence[FrameSentence]) -> list[FrameSentence]:
+        """``sentences`` with the paraphrases' spans weighted down to ``paraphrase_share`` of all training spans
+        (unchanged when unset or when the paraphrases' share is already below it)."""
+        share = self.config.paraphrase_share
+        paraphrase = [not s.exhaustive and e.meta.get("source_id") is not None for e, s in zip(examples, sentences)]
+        counts = [len(s.instances(self.config.max_span)) for s in sentences]
+        theirs = sum(n for n, p in zip(counts, paraphrase) if p)
+        if share is None or theirs == 0:
+            return list(sentences)
+        weight = min(1.0, share / (1.0 - share) * (sum(counts) - theirs) / theirs)
+        log.info("paraphrases hold %d of %d training spans; each weighs %.3f (paraphrase_share %.2f)",
+                 theirs, sum(counts), weight, share)
+        return [replace(s, weight=weight) if p else s for s, p in zip(sentences, paraphrase)]
+
     def with_predictions(self, example: Example, predicted: Sequence[Triple]) -> Example:
         """``example`` with its targets, and their frame elements, replaced by the predicted triggers."""
         groups = {s.group for s in example.spans if s.role == "target"}
@@ -171,7 +190,7 @@ class FrameIdTrainer:
 
         c = self.config
         train = list(train)
-        train_sentences = self.with_sources(train, [self.sentence(example) for example in train])
+        train_sentences = self.weighted(train, self.with_sources(train, [self.sentence(example) for example in train]))
         dev_sentences = [self.sentence(example) for example in dev] if dev is not None else None
         frames = sorted({frame for s in train_sentences for _, _, frame in s.instances(c.max_span) if frame is not None})
         if not frames:

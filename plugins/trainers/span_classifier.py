@@ -14,7 +14,8 @@ and training sat at the NULL prior for hundreds of steps on real FrameNet.
 Training minimises cross-entropy against a target distribution per span: one-hot for a
 labelled span; for a NULL span, one-hot smoothed the standard way (Szegedy et al. 2016),
 ``(1 - ε)`` on NULL plus ``ε / (labels + 1)`` on every class, since a NULL in FrameNet
-full text may be a trigger nobody annotated. The epochs, early stopping on dev F1 and
+full text may be a trigger nobody annotated. Each span's loss is weighted by its sentence's
+``weight`` (the frame-id trainer's ``paraphrase_share``). The epochs, early stopping on dev F1 and
 the best weights are :func:`spanaug_trainers.training.run_epochs`. A model folder holds ``model.safetensors`` and
 ``config.json`` (:class:`ClassifierConfig`).
 
@@ -186,6 +187,12 @@ def soft_targets(labels: torch.Tensor, smoothing: torch.Tensor, classes: int) ->
     return one_hot * (1.0 - smoothing[:, None]) + smoothing[:, None] / classes
 
 
+def span_loss(logits: torch.Tensor, targets: torch.Tensor, weights: torch.Tensor) -> torch.Tensor:
+    """Cross-entropy of ``logits`` (N, classes) against ``targets`` (N, classes), each span's times its weight, over N."""
+    # Over N, not over the weights' sum: a batch of down-weighted spans alone must move the model less too.
+    return -((targets * logits.log_softmax(dim=1)).sum(dim=1) * weights).mean()
+
+
 def classify(
     model: SpanClassifier, sentences: Sequence[Tokens], vectors: WordVectors, tags: Tags | None, batch_size: int = 64
 ) -> list[list[Triple]]:
@@ -221,6 +228,7 @@ class _TrainingSentence:
     spans: torch.Tensor  # (m, 2)
     labels: torch.Tensor  # (m,) logit index
     smoothing: torch.Tensor  # (m,) ε of each span's target
+    weights: torch.Tensor  # (m,) each span's weight in the loss
 
 
 def _training_sentences(
@@ -236,6 +244,7 @@ def _training_sentences(
                 torch.tensor([(s, e) for s, e, _ in instances]),
                 torch.tensor([NULL if frame is None else label_ids[frame] for _, _, frame in instances]),
                 torch.tensor([model.config.negative_smoothing if frame is None else 0.0 for _, _, frame in instances]),
+                torch.full((len(instances),), sentence.weight),
             ))
     return out
 
@@ -269,7 +278,7 @@ def fit(
             targets = soft_targets(
                 torch.cat([s.labels for s in chosen]), torch.cat([s.smoothing for s in chosen]), classes
             ).to(options.device)
-            loss = -(targets * model(batch).log_softmax(dim=1)).sum(dim=1).mean()
+            loss = span_loss(model(batch), targets, torch.cat([s.weights for s in chosen]).to(options.device))
             total += step(model, optimizer, loss, options.clip) * len(targets)
             count += len(targets)
         return total / count

@@ -10,7 +10,7 @@ import pytest
 import torch
 from safetensors.torch import load_file
 from spanaug_trainers.frame_id import FrameIdTrainer, resolve_overlaps, spans_up_to
-from spanaug_trainers.span_classifier import soft_targets
+from spanaug_trainers.span_classifier import soft_targets, span_loss
 
 from spanaug_core.errors import ConfigError
 from spanaug_core.protocols import ProgressEvent, Trainer
@@ -115,6 +115,32 @@ def test_a_paraphrase_learns_its_sources_labels_where_it_kept_the_words() -> Non
     assert trainer.sentence(para).instances(2) == [(2, 3, "Commerce_buy")]  # alone: its target only
     plain = FrameIdTrainer(FrameIdTrainer.Config(project_source=False))
     assert plain.with_sources(examples, [plain.sentence(e) for e in examples])[1].instances(2) == [(2, 3, "Commerce_buy")]
+
+
+def test_paraphrase_share_weighs_paraphrases_down_to_it() -> None:
+    source = _example("s1", "she bought a car .", [(1, 2, "Commerce_buy")], FULLTEXT)  # 12 spans of at most 3 words
+    paras = [_example(f"s1/t{k}", "she purchased a car .", [(1, 2, "Commerce_buy")], {"source_id": "s1"}) for k in range(2)]
+    exemplar = _example("e1", "he purchased it .", [(1, 2, "Commerce_buy")], EXEMPLAR)  # annotated, not a paraphrase
+    examples = [source, *paras, exemplar]
+
+    def weights(share: float | None) -> list[float]:
+        trainer = FrameIdTrainer(FrameIdTrainer.Config(paraphrase_share=share))
+        return [s.weight for s in trainer.weighted(examples, trainer.with_sources(examples, [trainer.sentence(e) for e in examples]))]
+
+    # Each paraphrase knows its target and the 1 + 6 spans of "she" and "a car ." (8); the others hold 12 + 1.
+    assert weights(None) == [1.0, 1.0, 1.0, 1.0]
+    assert weights(0.5) == pytest.approx([1.0, 13 / 16, 13 / 16, 1.0])
+    assert weights(0.9) == [1.0, 1.0, 1.0, 1.0]  # 16 of 29 is below 0.9: never weighted up
+    with pytest.raises(ValueError):
+        FrameIdTrainer.Config(paraphrase_share=1.0)
+
+
+def test_span_loss_weighs_each_span_and_averages_over_spans() -> None:
+    logits, targets = torch.tensor([[2.0, 0.0], [0.0, 1.0]]), torch.tensor([[1.0, 0.0], [1.0, 0.0]])
+    each = -(targets * logits.log_softmax(dim=1)).sum(dim=1)
+    assert span_loss(logits, targets, torch.ones(2)) == pytest.approx(each.mean().item())
+    assert span_loss(logits, targets, torch.tensor([1.0, 0.25])) == pytest.approx((each[0] + 0.25 * each[1]).item() / 2)
+    assert span_loss(logits, targets, torch.tensor([0.5, 0.5])) == pytest.approx(0.5 * each.mean().item())
 
 
 def test_null_spans_get_smoothed_targets() -> None:
