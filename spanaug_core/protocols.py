@@ -172,6 +172,14 @@ class Lexicon(Component, Protocol):
 
 
 @runtime_checkable
+class LabelLexicon(Lexicon, Protocol):
+    """A lexicon that also says which labels some words may carry (FrameNet: the frames that
+    list them as a lexical unit), so that a downstream model can be held to them."""
+
+    def labels_for(self, words: str) -> frozenset[str]: ...
+
+
+@runtime_checkable
 class Aligner(Component, Protocol):
     """Finds, per item, the target span that means what the source span meant (or None)."""
 

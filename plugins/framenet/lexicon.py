@@ -17,7 +17,10 @@ lexical units (LUs), and that list serves twice:
   that WordNet relates to the source trigger ("attempt", "endeavor" for *efforts* in
   Attempt). The model still words the sentence as it likes, but it now knows words that
   keep the frame. The LUs WordNet does not relate to the trigger stay out: most belong to
-  the frame but not to the meaning ("car" and "boat" for *plane* in Vehicle).
+  the frame but not to the meaning ("car" and "boat" for *plane* in Vehicle);
+- after training, the same lexicon tells the ``frame-id`` trainer which frames some words
+  may evoke (``labels_for``), so that its predictions keep to FrameNet's word lists, as
+  frame identifiers since SEMAFOR (Das et al. 2014) do.
 
 Both read the release their ``release`` option names; in a run of the framenet dataset
 that defaults to the release ``--input`` names (the dataset's ``input_options``), so a
@@ -88,6 +91,15 @@ class FrameUnits:
                 counts[name] = counts.get(name, 0) + 1
         return counts
 
+    @cached_property
+    def frames_of(self) -> dict[str, frozenset[str]]:
+        """The frames of the release that list each LU name (``make.v`` -> its 9 frames in FrameNet 1.5)."""
+        out: dict[str, set[str]] = {}
+        for info in self._frames.values():
+            for lu in info.lexical_units():
+                out.setdefault(lu.name.lower(), set()).add(info.name)
+        return {name: frozenset(names) for name, names in out.items()}
+
     def __call__(self, frame: str) -> dict[str, int]:
         """The LUs (``buy.v``) of ``frame`` and how common each is; empty for a frame the release lacks."""
         if frame not in self._units:
@@ -130,7 +142,7 @@ class FrameLexiconFilter:
         if not units:
             return f"the release has no lexical units for frame {frame!r}"
         words = " ".join(trigger.text(record.tokens).split())
-        listed = [form for form in (lu_form(words, pos) for pos in _POS) if form in units]
+        listed = [form for form in lu_forms(words) if form in units]
         if not listed:
             return f"{words!r} is not a lexical unit of {frame}"
         limit = self.config.max_frames
@@ -142,8 +154,15 @@ class FrameLexiconFilter:
         return None
 
 
+def lu_forms(words: str) -> list[str]:
+    """``words`` as an LU name of each part of speech FrameNet uses (``bought`` -> ``buy.v``, ``bought.n``...)."""
+    return [lu_form(words, pos) for pos in _POS]
+
+
 class FrameNetLexicon(WordNetLexicon):
-    """Offer the prompt the frame's lexical units WordNet relates to the trigger: synonyms first, most common first."""
+    """Offer the prompt the frame's lexical units WordNet relates to the trigger: synonyms first, most common first.
+
+    ``labels_for`` also names the frames that list some words as an LU (the frame-id trainer's ``lexicon``)."""
 
     name: ClassVar[str] = "framenet"
 
@@ -158,6 +177,7 @@ class FrameNetLexicon(WordNetLexicon):
             "the lexicon offers no words for it; if your data is from another release, give the lexicon that one: "
             "--set lexicon.release=FOLDER",
         )
+        self._labels: dict[str, frozenset[str]] = {}
 
     def alternatives(self, example: Example, span: Span, avoid: Sequence[str]) -> list[str]:
         """Up to ``words`` LUs of the span's frame, of the trigger's part of speech, that the
@@ -170,6 +190,13 @@ class FrameNetLexicon(WordNetLexicon):
             if not pos or unit_pos == pos:
                 candidates[word] = max(sentences, candidates.get(word, 0))  # one word, two parts of speech
         return self.offer(lemma, _WORDNET_POS.get(pos or ""), candidates, avoid)
+
+    def labels_for(self, words: str) -> frozenset[str]:
+        """The frames of the release that list ``words``, lemmatized as any part of speech, as a lexical unit."""
+        key = " ".join(words.lower().split())
+        if key not in self._labels:  # a test set asks for the same words thousands of times
+            self._labels[key] = frozenset().union(*(self.units.frames_of.get(form, frozenset()) for form in lu_forms(key)))
+        return self._labels[key]
 
 
 def _lemma_and_pos(span: Span, tokens: Sequence[str]) -> tuple[str, str | None]:

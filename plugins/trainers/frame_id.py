@@ -12,7 +12,9 @@ the same training set (``meta["source_id"]``) also learns the source's labels of
 whose words it kept unchanged (NULL, or another target's frame): without any NULL of their
 own, paraphrases taught the model to see triggers everywhere and lowered F1 below gold
 (docs/results/framenet-frame-id-10pct.md). Prediction keeps the spans whose best label is
-a frame, the most probable first, dropping any that overlap one already kept. The score is F1 over (start, end,
+a frame, the most probable first, dropping any that overlap one already kept; with a
+``lexicon`` (a :class:`~spanaug_core.protocols.LabelLexicon` such as FrameNet's), a span's
+best label is taken among NULL and the frames the lexicon lists for its words. The score is F1 over (start, end,
 frame): a trigger counts only with the right span and the right frame.
 
 This module is light (no torch): the model's module is imported inside the methods.
@@ -21,17 +23,18 @@ This module is light (no torch): the model's module is imported inside the metho
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from difflib import SequenceMatcher
 from itertools import islice
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 
-from pydantic import Field
+from pydantic import BeforeValidator, Field
 
 from spanaug_core.errors import ConfigError
-from spanaug_core.protocols import ProgressCallback
+from spanaug_core.protocols import LabelLexicon, ProgressCallback
+from spanaug_core.settings import ComponentSpec
 from spanaug_core.types import Example, Span
 
 from spanaug_trainers.bio import Triple
@@ -96,6 +99,11 @@ def resolve_overlaps(scored: Iterable[ScoredSpan]) -> list[Triple]:
     return sorted((s, e, frame) for s, e, frame, _ in kept)
 
 
+def _named(value: Any) -> Any:
+    """A component given by its name alone (``framenet``) as the spec it stands for."""
+    return {"name": value} if isinstance(value, str) else value
+
+
 class FrameIdTrainer:
     """Joint trigger and frame identification: a BiLSTM span classifier over frozen word vectors, characters and POS."""
 
@@ -119,6 +127,10 @@ class FrameIdTrainer:
             default=True, description="a paraphrase of an exhaustive training sentence (meta['source_id']) learns the source's "
             "labels of the spans it kept word for word (NULL or another frame); false: only its own targets"
         )
+        lexicon: Annotated[ComponentSpec | None, BeforeValidator(_named)] = Field(
+            default=None, description="a lexicon that says which frames some words may evoke (framenet, or "
+            "{name: framenet, release: DIR}): a predicted trigger keeps to it (training and dev F1 do not use it)"
+        )
         paraphrase_share: float | None = Field(
             default=None, gt=0.0, lt=1.0, description="the most of the loss that paraphrases (meta['source_id']) may take: "
             "their spans are weighted down to this share of all training spans; unset: every span weighs the same"
@@ -128,6 +140,7 @@ class FrameIdTrainer:
         self.config = config
         self._loaded: dict[Path, SpanClassifier] = {}
         self.vectors: WordVectors | None = None  # a cache shared across models (see TaggerTrainer)
+        self._lexicon: LabelLexicon | None = None
 
     def sentence(self, example: Example) -> FrameSentence:
         """The frame-id view of an example: its targets (first frame of a span kept) and whether it is exhaustive."""
@@ -239,7 +252,7 @@ class FrameIdTrainer:
             vectors = vectors_for(self.vectors, model.config.encoder, self.config.device, model.config.max_length)
             vectors.encode(sentences)
             tags = postag.tag_sentences(tagger, sentences) if tagger is not None else None
-            predicted = classify(model, sentences, vectors, tags, batch_size=max(self.config.batch_size, 64))
+            predicted = classify(model, sentences, vectors, tags, max(self.config.batch_size, 64), self._licensed())
             yield from (self.with_predictions(example, spans) for example, spans in zip(chunk, predicted))
 
     def evaluate(self, model_dir: Path, examples: Iterable[Example]) -> dict[str, float]:
@@ -258,6 +271,21 @@ class FrameIdTrainer:
         return [span.model_copy(update={"group": None}) for span in example.spans if span.role == "target"]
 
     # -- helpers ----------------------------------------------------------------------
+    def _licensed(self) -> Callable[[str], frozenset[str]] | None:
+        """The ``lexicon`` option's word -> frames lookup, built once (None when unset)."""
+        spec = self.config.lexicon
+        if spec is None:
+            return None
+        if self._lexicon is None:
+            from spanaug_core.plugins import default_registry
+
+            lexicon = default_registry().create("lexicon", spec.name, **spec.options)
+            if not isinstance(lexicon, LabelLexicon):
+                raise ConfigError(f"the {self.name} trainer's lexicon {spec.name!r} cannot say which frames words evoke "
+                                  f"(it has no labels_for); pick one that can, e.g. framenet")
+            self._lexicon = lexicon
+        return self._lexicon.labels_for
+
     def _model(self, model_dir: Path) -> SpanClassifier:
         """The saved classifier in ``model_dir`` (loaded once per trainer), checked to be a frame-id model."""
         from spanaug_trainers.span_classifier import load_classifier

@@ -194,15 +194,30 @@ def span_loss(logits: torch.Tensor, targets: torch.Tensor, weights: torch.Tensor
 
 
 def classify(
-    model: SpanClassifier, sentences: Sequence[Tokens], vectors: WordVectors, tags: Tags | None, batch_size: int = 64
+    model: SpanClassifier,
+    sentences: Sequence[Tokens],
+    vectors: WordVectors,
+    tags: Tags | None,
+    batch_size: int = 64,
+    licensed: Callable[[str], frozenset[str]] | None = None,
 ) -> list[list[Triple]]:
-    """Predicted (start, end, label) of each sentence (encoded in ``vectors``), overlaps resolved."""
-    return _classify(model, [model.features(tokens, vectors, tags) for tokens in sentences], batch_size)
+    """Predicted (start, end, label) of each sentence (encoded in ``vectors``), overlaps resolved.
+
+    With ``licensed`` (a span's words -> the labels they may carry), a span takes its most probable
+    label among NULL and those: words the lexicon does not list are never a trigger."""
+    features = [model.features(tokens, vectors, tags) for tokens in sentences]
+    return _classify(model, features, batch_size, None if licensed is None else (sentences, licensed))
 
 
-def _classify(model: SpanClassifier, features: Sequence[Features], batch_size: int) -> list[list[Triple]]:
+def _classify(
+    model: SpanClassifier,
+    features: Sequence[Features],
+    batch_size: int,
+    lexicon: tuple[Sequence[Tokens], Callable[[str], frozenset[str]]] | None = None,
+) -> list[list[Triple]]:
     model.eval()
     device = str(next(model.parameters()).device)
+    label_ids = {label: i + 1 for i, label in enumerate(model.config.frames)}
     # Length-sorted batches pad little; results go back in input order.
     order = sorted(range(len(features)), key=lambda i: len(features[i].words))
     out: list[list[Triple]] = [[] for _ in features]
@@ -211,7 +226,17 @@ def _classify(model: SpanClassifier, features: Sequence[Features], batch_size: i
             rows = order[b : b + batch_size]
             candidates = [spans_up_to(len(features[i].words), model.config.max_span) for i in rows]
             batch = collate([features[i] for i in rows], [torch.tensor(c) for c in candidates], device)
-            probability, best = model(batch).softmax(dim=1).max(dim=1)
+            probabilities = model(batch).softmax(dim=1)
+            if lexicon is not None:
+                sentences, licensed = lexicon
+                allowed = torch.zeros_like(probabilities, dtype=torch.bool)
+                allowed[:, NULL] = True
+                every = ((i, s, e) for i, sentence_spans in zip(rows, candidates) for s, e in sentence_spans)
+                for k, (i, s, e) in enumerate(every):
+                    ids = [label_ids[label] for label in licensed(" ".join(sentences[i][s:e])) if label in label_ids]
+                    allowed[k, ids] = True
+                probabilities = probabilities.masked_fill(~allowed, 0.0)
+            probability, best = probabilities.max(dim=1)
             flat = iter(zip(probability.tolist(), best.tolist()))
             for i, spans in zip(rows, candidates):
                 scored: list[ScoredSpan] = []

@@ -16,6 +16,7 @@ from spanaug_framenet.release import SAMPLE
 from wordnet_files import DATA, INDEX, write_wordnet
 
 from spanaug_core.errors import ConfigError
+from spanaug_core.protocols import LabelLexicon
 from spanaug_core.types import Example, Span
 from spanaug_shared.wordnet import load_wordnet
 
@@ -79,3 +80,13 @@ def test_a_frame_the_release_lacks_gets_nothing_and_a_warning(lexicon, caplog) -
 def test_no_wordnet_is_a_clear_error_when_the_lexicon_is_built(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"framenet lexicon.*holds no WordNet 3.0 files.*lexicon\.wordnet"):
         FrameNetLexicon(FrameNetLexicon.Config(release=SAMPLE, wordnet=tmp_path))
+
+
+def test_labels_for_are_the_frames_that_list_the_words_as_any_part_of_speech(lexicon) -> None:
+    frames = lexicon()
+    assert isinstance(frames, LabelLexicon)
+    assert frames.labels_for("bought") == frozenset({"Commerce_buy"})  # buy.v
+    assert frames.labels_for(" Purchases ") == frozenset({"Commerce_buy"})  # purchase.n, case and spaces aside
+    assert frames.labels_for("sold") == frozenset({"Commerce_buy"})  # this release lists sell.v there too
+    assert frames.labels_for("killed") == frozenset({"Killing"})
+    assert frames.labels_for("car") == frozenset()  # an LU of no frame

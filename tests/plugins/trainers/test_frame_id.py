@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 import torch
@@ -12,8 +13,11 @@ from safetensors.torch import load_file
 from spanaug_trainers.frame_id import FrameIdTrainer, resolve_overlaps, spans_up_to
 from spanaug_trainers.span_classifier import soft_targets, span_loss
 
+import spanaug_core.plugins
 from spanaug_core.errors import ConfigError
-from spanaug_core.protocols import ProgressEvent, Trainer
+from spanaug_core.hookspecs import hookimpl
+from spanaug_core.plugins import Registry
+from spanaug_core.protocols import ComponentConfig, ProgressEvent, Trainer
 from spanaug_core.types import Example, Span
 from spanaug_shared import postag
 
@@ -205,6 +209,66 @@ def test_saved_model_predicts_what_the_trained_one_did(model, tiny_encoder) -> N
     assert fresh.evaluate(out, EXAMPLES)["f1"] == pytest.approx(metrics["dev_f1"])
     unseen = Example(id="u", tokens=("ø", "purchased", "a", "house", "quickly"))  # unknown characters are fine
     assert len(list(fresh.predict(out, [unseen]))) == 1
+
+
+class WordList:
+    """A lexicon of a few (words -> frames) lines; ``listed`` is the table."""
+
+    name: ClassVar[str] = "word-list"
+    listed: ClassVar[dict[str, frozenset[str]]] = {}
+
+    class Config(ComponentConfig):
+        pass
+
+    def __init__(self, config: Config) -> None:
+        self.config = config
+
+    def alternatives(self, example: Example, span: Span, avoid: Sequence[str]) -> list[str]:
+        return []
+
+    def labels_for(self, words: str) -> frozenset[str]:
+        return self.listed.get(words, frozenset())
+
+
+class Offers(WordList):
+    """A lexicon that offers words but cannot say which frames they evoke."""
+
+    name: ClassVar[str] = "offers"
+    labels_for = None  # type: ignore[assignment]
+
+
+@pytest.fixture
+def lexicons(monkeypatch: pytest.MonkeyPatch) -> None:
+    class Plugin:
+        @hookimpl
+        def register_lexicons(self, register):  # type: ignore[no-untyped-def]
+            register(WordList)
+            register(Offers)
+
+    registry = Registry(entry_points=False)
+    registry.add_plugin(Plugin(), "test")
+    monkeypatch.setattr(spanaug_core.plugins, "default_registry", lambda: registry)
+
+
+def test_a_lexicon_holds_predictions_to_the_frames_it_lists(model, lexicons, monkeypatch) -> None:
+    _, out, _, _ = model
+    plain = [_targets(e) for e in FrameIdTrainer(FrameIdTrainer.Config()).predict(out, EXAMPLES)]
+    assert any(plain)
+    every = {" ".join(e.tokens[s:t]) for e in EXAMPLES for s in range(len(e.tokens)) for t in range(s + 1, min(s + 3, len(e.tokens)) + 1)}
+    frames = frozenset(["Commerce_buy", "Locative_relation", "Perception_active", "Posture", "Not_trained"])
+    monkeypatch.setattr(WordList, "listed", {words: frames for words in every})
+    held = FrameIdTrainer(FrameIdTrainer.Config(lexicon="word-list"))
+    assert [_targets(e) for e in held.predict(out, EXAMPLES)] == plain  # every frame listed everywhere: no change
+    monkeypatch.setattr(WordList, "listed", {"bought": frozenset(["Commerce_buy"]), "purchased": frozenset(["Posture"])})
+    held = FrameIdTrainer(FrameIdTrainer.Config(lexicon={"name": "word-list"}))
+    predicted = [_targets(e) for e in held.predict(out, EXAMPLES)]
+    listed = {(" ".join(e.tokens[s:t]), f) for e, p in zip(EXAMPLES, predicted) for s, t, f in p}
+    assert listed <= {("bought", "Commerce_buy"), ("purchased", "Posture")}  # only what the lexicon lists
+    assert predicted[0] == plain[0] == [(1, 2, "Commerce_buy")] and predicted[1:4] == [[], [], []]
+    # "purchased" evokes Commerce_buy to the model; held to Posture, it takes that where Posture beats NULL
+    assert predicted[4] in ([], [(2, 3, "Posture")]) and plain[4] == [(2, 3, "Commerce_buy")]
+    with pytest.raises(ConfigError, match="'offers' cannot say which frames"):
+        list(FrameIdTrainer(FrameIdTrainer.Config(lexicon="offers")).predict(out, EXAMPLES))
 
 
 def test_without_a_pos_tagger_the_model_has_no_pos_embedding(model, tiny_encoder, tmp_path, monkeypatch) -> None:
