@@ -34,6 +34,15 @@
 #                                  SHARE of the loss (trainer.paraphrase_share): share-SHARE-FRACTION
 #   curve.sh FN merge-share        the gold cells at equal steps and the share-*/ cells into
 #                                  paraphrase-share/, with its summary, paired tests and plot
+#   curve.sh FN keep FRACTION [CONDITION]
+#                                  gold and it2's filtered cells again, as in it2 and steps, with their
+#                                  models kept: keep-FRACTION/models, or one condition's in
+#                                  keep-FRACTION-CONDITION (two processes at 100%)
+#   curve.sh FN lexicon            every kept model scored again with the frame-id trainer's lexicon
+#                                  (FrameNet's LU lists, at prediction only; diagnostics/rescore.py) into
+#                                  keep-*/lexicon.csv, joined into lexicon/ with its summary and tests
+#   curve.sh FN lexicon-check      one cell (gold, 50%, seed 0) trained with the lexicon option, to
+#                                  check that rescoring a kept model gives what training with it gives
 # Run from the folder make-data.sh wrote, with run-fn-pool/ complete; FN is the fndata-1.5 folder.
 set -euo pipefail
 FN=${1:?the unpacked fndata-1.5 folder}; what=${2:-both}
@@ -84,7 +93,16 @@ case $what in
          it2 filtered "$fraction" "share-$share-$fraction" --set trainer.paraphrase_share="$share" ;;
   merge-it2) spanaug experiment summarize steps-50/results.csv steps-100/results.csv it2-*/results.csv --out two-iterations \
                --title "frame-id, a pool of 272 sentences: two iterations, gold at equal steps" ;;
+  keep) fraction=${3:?fraction: 0.5 or 1}; conditions=${4:-gold,filtered}
+        it2 "$conditions" "$fraction" "keep-$fraction${4:+-$4}" --keep-models ;;
+  lexicon) for kept in keep-*/; do
+             OMP_NUM_THREADS=1 python "$(dirname "$0")/diagnostics/rescore.py" "$kept" fn-pool.jsonl fn-test.jsonl "${kept}lexicon.csv" \
+               "lexicon={name: framenet, release: $FN}"
+           done
+           spanaug experiment summarize keep-*/lexicon.csv --out lexicon \
+             --title "frame-id, a pool of 272 sentences: two iterations, predictions held to FrameNet's LUs" ;;
+  lexicon-check) it2 gold 0.5 lexicon-check --seeds 1 --set trainer.lexicon="{name: framenet, release: $FN}" ;;
   merge-share) spanaug experiment summarize steps-50/results.csv steps-100/results.csv share-*/results.csv --out paraphrase-share \
                  --title "frame-id, a pool of 272 sentences: two iterations, paraphrases weighted to a share of the loss" ;;
-  *) echo "usage: curve.sh FN [both | run CONDITIONS OUT | merge | project | merge-project | steps | lexsub | strict | merge-steps | it2 CONDITIONS FRACTION | merge-it2 | share SHARE FRACTION | merge-share]" >&2; exit 2 ;;
+  *) echo "usage: curve.sh FN [both | run CONDITIONS OUT | merge | project | merge-project | steps | lexsub | strict | merge-steps | it2 CONDITIONS FRACTION | merge-it2 | share SHARE FRACTION | merge-share | keep FRACTION [CONDITION] | lexicon | lexicon-check]" >&2; exit 2 ;;
 esac
