@@ -31,16 +31,16 @@
 #                                  two-iterations/, with its summary, paired tests and plot
 #   curve.sh FN share SHARE FRACTION
 #                                  it2's filtered cells with the paraphrases' spans weighted down to
-#                                  SHARE of the loss (trainer.paraphrase_share): share-SHARE-FRACTION
-#   curve.sh FN merge-share        the gold cells at equal steps and the share-*/ cells into
-#                                  paraphrase-share/, with its summary, paired tests and plot
+#                                  SHARE of the loss (trainer.paraphrase_share): share-SHARE-FRACTION,
+#                                  kept in diagnostics/paraphrase-share/
 #   curve.sh FN keep FRACTION [CONDITION]
 #                                  gold and it2's filtered cells again, as in it2 and steps, with their
 #                                  models kept: keep-FRACTION/models, or one condition's in
 #                                  keep-FRACTION-CONDITION (two processes at 100%)
 #   curve.sh FN lexicon            every kept model scored again with the frame-id trainer's lexicon
 #                                  (FrameNet's LU lists, at prediction only; diagnostics/rescore.py) into
-#                                  keep-*/lexicon.csv, joined into lexicon/ with its summary and tests
+#                                  keep-*/lexicon.csv (a rerun scores only new models), joined into
+#                                  lexicon/ with its summary, paired tests and plot
 #   curve.sh FN lexicon-check      one cell (gold, 50%, seed 0) trained with the lexicon option, to
 #                                  check that rescoring a kept model gives what training with it gives
 # Run from the folder make-data.sh wrote, with run-fn-pool/ complete; FN is the fndata-1.5 folder.
@@ -99,10 +99,9 @@ case $what in
              OMP_NUM_THREADS=1 python "$(dirname "$0")/diagnostics/rescore.py" "$kept" fn-pool.jsonl fn-test.jsonl "${kept}lexicon.csv" \
                "lexicon={name: framenet, release: $FN}"
            done
+           rm -rf lexicon  # made anew from the parts, which a rerun may have grown
            spanaug experiment summarize keep-*/lexicon.csv --out lexicon \
              --title "frame-id, a pool of 272 sentences: two iterations, predictions held to FrameNet's LUs" ;;
   lexicon-check) it2 gold 0.5 lexicon-check --seeds 1 --set trainer.lexicon="{name: framenet, release: $FN}" ;;
-  merge-share) spanaug experiment summarize steps-50/results.csv steps-100/results.csv share-*/results.csv --out paraphrase-share \
-                 --title "frame-id, a pool of 272 sentences: two iterations, paraphrases weighted to a share of the loss" ;;
-  *) echo "usage: curve.sh FN [both | run CONDITIONS OUT | merge | project | merge-project | steps | lexsub | strict | merge-steps | it2 CONDITIONS FRACTION | merge-it2 | share SHARE FRACTION | merge-share | keep FRACTION [CONDITION] | lexicon | lexicon-check]" >&2; exit 2 ;;
+  *) echo "usage: curve.sh FN [both | run CONDITIONS OUT | merge | project | merge-project | steps | lexsub | strict | merge-steps | it2 CONDITIONS FRACTION | merge-it2 | share SHARE FRACTION | keep FRACTION [CONDITION] | lexicon | lexicon-check]" >&2; exit 2 ;;
 esac

@@ -5,7 +5,8 @@ for early stopping is measured without it), so a model trained without it is the
 with it would train. This script takes a curve's ``OUT/models`` (``--keep-models``), scores each
 model on the test set with the curve's trainer options and the given ones, as ``spanaug experiment learning-curve`` would
 (test precision, recall, F1 and recall on the targets whose LU the cell's gold never saw), and
-writes a results.csv of the same columns, the other columns copied from the curve's row.
+writes a results.csv of the same columns, the other columns copied from the curve's row; a
+rerun scores only the rows not in it yet.
 ``curve.sh lexicon`` checks the equivalence on one cell by training it with the option.
 
     python rescore.py CURVE_FOLDER POOL.jsonl TEST.jsonl OUT.csv KEY=VALUE...   e.g. lexicon=framenet
@@ -38,10 +39,15 @@ def main(curve: Path, pool_file: Path, test_file: Path, out: Path, options: dict
     trainer.vectors = WordVectors(c.encoder, c.device, c.max_length, batch_size=1)  # as the curve encodes
     with (curve / "results.csv").open(encoding="utf-8", newline="") as fh:
         rows = list(csv.DictReader(fh))
-    with out.open("w", encoding="utf-8", newline="") as fh:
+    done = set()
+    if out.exists():  # rerun as the curve's models land: the rows scored already stay
+        with out.open(encoding="utf-8", newline="") as fh:
+            done = {(r["condition"], r["fraction"], r["seed"]) for r in csv.DictReader(fh)}
+    with out.open("a", encoding="utf-8", newline="") as fh:
         writer = csv.DictWriter(fh, COLUMNS)
-        writer.writeheader()
-        for row in rows:
+        if not done:
+            writer.writeheader()
+        for row in (r for r in rows if (r["condition"], r["fraction"], r["seed"]) not in done):
             model = curve / "models" / f"{row['condition']}-{row['fraction']}-{row['seed']}"
             scores = trainer.evaluate(model, test)
             seen = {s.attrs.get("lu") for e in subset(pool, float(row["fraction"]), int(row["seed"])) for s in e.spans if s.role == "target"}
