@@ -41,8 +41,6 @@
 #                                  (FrameNet's LU lists, at prediction only; diagnostics/rescore.py) into
 #                                  keep-*/lexicon.csv (a rerun scores only new models), joined into
 #                                  lexicon/ with its summary, paired tests and plot
-#   curve.sh FN lexicon-check      one cell (gold, 50%, seed 0) trained with the lexicon option, to
-#                                  check that rescoring a kept model gives what training with it gives
 # Run from the folder make-data.sh wrote, with run-fn-pool/ complete; FN is the fndata-1.5 folder.
 set -euo pipefail
 FN=${1:?the unpacked fndata-1.5 folder}; what=${2:-both}
@@ -102,6 +100,5 @@ case $what in
            rm -rf lexicon  # made anew from the parts, which a rerun may have grown
            spanaug experiment summarize keep-*/lexicon.csv --out lexicon \
              --title "frame-id, a pool of 272 sentences: two iterations, predictions held to FrameNet's LUs" ;;
-  lexicon-check) it2 gold 0.5 lexicon-check --seeds 1 --set trainer.lexicon="{name: framenet, release: $FN}" ;;
-  *) echo "usage: curve.sh FN [both | run CONDITIONS OUT | merge | project | merge-project | steps | lexsub | strict | merge-steps | it2 CONDITIONS FRACTION | merge-it2 | share SHARE FRACTION | keep FRACTION [CONDITION] | lexicon | lexicon-check]" >&2; exit 2 ;;
+  *) echo "usage: curve.sh FN [both | run CONDITIONS OUT | merge | project | merge-project | steps | lexsub | strict | merge-steps | it2 CONDITIONS FRACTION | merge-it2 | share SHARE FRACTION | keep FRACTION [CONDITION] | lexicon]" >&2; exit 2 ;;
 esac

@@ -271,6 +271,15 @@ def test_a_lexicon_holds_predictions_to_the_frames_it_lists(model, lexicons, mon
         list(FrameIdTrainer(FrameIdTrainer.Config(lexicon="offers")).predict(out, EXAMPLES))
 
 
+def test_the_lexicon_does_not_change_training(tiny_encoder, lexicons, monkeypatch, tmp_path) -> None:
+    monkeypatch.setattr(WordList, "listed", {"bought": frozenset(["Commerce_buy"])})
+    for name, lexicon in (("plain", None), ("held", "word-list")):
+        trainer = FrameIdTrainer(FrameIdTrainer.Config(encoder=str(tiny_encoder), epochs=3, lexicon=lexicon, **FAST))
+        trainer.train(EXAMPLES, EXAMPLES, tmp_path / name)
+    plain, held = (load_file(str(tmp_path / name / "model.safetensors")) for name in ("plain", "held"))
+    assert plain.keys() == held.keys() and all(torch.equal(plain[k], held[k]) for k in plain)  # dev F1 unheld too
+
+
 def test_without_a_pos_tagger_the_model_has_no_pos_embedding(model, tiny_encoder, tmp_path, monkeypatch) -> None:
     _no_tagger(monkeypatch)
     trainer = FrameIdTrainer(FrameIdTrainer.Config(encoder=str(tiny_encoder), epochs=2, **FAST))
