@@ -178,6 +178,10 @@ class LabelLexicon(Lexicon, Protocol):
 
     def labels_for(self, words: str) -> frozenset[str]: ...
 
+    def labels(self) -> frozenset[str]:
+        """Every label it lists words for (a model's label missing here is never predicted)."""
+        ...
+
 
 @runtime_checkable
 class Aligner(Component, Protocol):

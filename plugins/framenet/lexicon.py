@@ -198,6 +198,10 @@ class FrameNetLexicon(WordNetLexicon):
             self._labels[key] = frozenset().union(*(self.units.frames_of.get(form, frozenset()) for form in lu_forms(key)))
         return self._labels[key]
 
+    def labels(self) -> frozenset[str]:
+        """Every frame of the release that lists an LU."""
+        return frozenset(frame for frames in self.units.frames_of.values() for frame in frames)
+
 
 def _lemma_and_pos(span: Span, tokens: Sequence[str]) -> tuple[str, str | None]:
     """The trigger's lemma and LU part of speech from the span's ``lu`` attribute (the

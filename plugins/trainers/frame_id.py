@@ -141,6 +141,7 @@ class FrameIdTrainer:
         self._loaded: dict[Path, SpanClassifier] = {}
         self.vectors: WordVectors | None = None  # a cache shared across models (see TaggerTrainer)
         self._lexicon: LabelLexicon | None = None
+        self._checked: set[Path] = set()  # models whose frames were checked against the lexicon
 
     def sentence(self, example: Example) -> FrameSentence:
         """The frame-id view of an example: its targets (first frame of a span kept) and whether it is exhaustive."""
@@ -252,7 +253,7 @@ class FrameIdTrainer:
             vectors = vectors_for(self.vectors, model.config.encoder, self.config.device, model.config.max_length)
             vectors.encode(sentences)
             tags = postag.tag_sentences(tagger, sentences) if tagger is not None else None
-            predicted = classify(model, sentences, vectors, tags, max(self.config.batch_size, 64), self._licensed())
+            predicted = classify(model, sentences, vectors, tags, max(self.config.batch_size, 64), self._licensed(model_dir))
             yield from (self.with_predictions(example, spans) for example, spans in zip(chunk, predicted))
 
     def evaluate(self, model_dir: Path, examples: Iterable[Example]) -> dict[str, float]:
@@ -271,8 +272,9 @@ class FrameIdTrainer:
         return [span.model_copy(update={"group": None}) for span in example.spans if span.role == "target"]
 
     # -- helpers ----------------------------------------------------------------------
-    def _licensed(self) -> Callable[[str], frozenset[str]] | None:
-        """The ``lexicon`` option's word -> frames lookup, built once (None when unset)."""
+    def _licensed(self, model_dir: Path) -> Callable[[str], frozenset[str]] | None:
+        """The ``lexicon`` option's word -> frames lookup, built once (None when unset); warns once per model
+        of the model's frames the lexicon lists no word for."""
         spec = self.config.lexicon
         if spec is None:
             return None
@@ -284,6 +286,15 @@ class FrameIdTrainer:
                 raise ConfigError(f"the {self.name} trainer's lexicon {spec.name!r} cannot say which frames words evoke "
                                   f"(it has no labels_for); pick one that can, e.g. framenet")
             self._lexicon = lexicon
+        key = model_dir.resolve()
+        if key not in self._checked:
+            self._checked.add(key)
+            frames = self._model(model_dir).config.frames
+            missing = sorted(set(frames) - self._lexicon.labels())
+            if missing:
+                # A lexicon of another release (the framenet lexicon's embedded sample, say) would silence them.
+                log.warning("%d of the model's %d frames are not in the lexicon %s, so they are never predicted: %s%s",
+                            len(missing), len(frames), spec.name, ", ".join(missing[:5]), "..." if len(missing) > 5 else "")
         return self._lexicon.labels_for
 
     def _model(self, model_dir: Path) -> SpanClassifier:

@@ -90,3 +90,4 @@ def test_labels_for_are_the_frames_that_list_the_words_as_any_part_of_speech(lex
     assert frames.labels_for("sold") == frozenset({"Commerce_buy"})  # this release lists sell.v there too
     assert frames.labels_for("killed") == frozenset({"Killing"})
     assert frames.labels_for("car") == frozenset()  # an LU of no frame
+    assert frames.labels() == frozenset({"Arriving", "Commerce_buy", "Giving", "Killing", "Motion", "Statement"})

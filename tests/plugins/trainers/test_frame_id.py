@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Sequence
 from pathlib import Path
 from typing import ClassVar
@@ -229,6 +230,9 @@ class WordList:
     def labels_for(self, words: str) -> frozenset[str]:
         return self.listed.get(words, frozenset())
 
+    def labels(self) -> frozenset[str]:
+        return frozenset().union(*self.listed.values())
+
 
 class Offers(WordList):
     """A lexicon that offers words but cannot say which frames they evoke."""
@@ -250,7 +254,7 @@ def lexicons(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(spanaug_core.plugins, "default_registry", lambda: registry)
 
 
-def test_a_lexicon_holds_predictions_to_the_frames_it_lists(model, lexicons, monkeypatch) -> None:
+def test_a_lexicon_holds_predictions_to_the_frames_it_lists(model, lexicons, monkeypatch, caplog) -> None:
     _, out, _, _ = model
     plain = [_targets(e) for e in FrameIdTrainer(FrameIdTrainer.Config()).predict(out, EXAMPLES)]
     assert any(plain)
@@ -261,7 +265,9 @@ def test_a_lexicon_holds_predictions_to_the_frames_it_lists(model, lexicons, mon
     assert [_targets(e) for e in held.predict(out, EXAMPLES)] == plain  # every frame listed everywhere: no change
     monkeypatch.setattr(WordList, "listed", {"bought": frozenset(["Commerce_buy"]), "purchased": frozenset(["Posture"])})
     held = FrameIdTrainer(FrameIdTrainer.Config(lexicon={"name": "word-list"}))
-    predicted = [_targets(e) for e in held.predict(out, EXAMPLES)]
+    with caplog.at_level(logging.WARNING):
+        predicted = [_targets(e) for e in held.predict(out, EXAMPLES)]
+    assert "2 of the model's 4 frames are not in the lexicon word-list, so they are never predicted: Locative_relation, Perception_active" in caplog.text
     listed = {(" ".join(e.tokens[s:t]), f) for e, p in zip(EXAMPLES, predicted) for s, t, f in p}
     assert listed <= {("bought", "Commerce_buy"), ("purchased", "Posture")}  # only what the lexicon lists
     assert predicted[0] == plain[0] == [(1, 2, "Commerce_buy")] and predicted[1:4] == [[], [], []]
