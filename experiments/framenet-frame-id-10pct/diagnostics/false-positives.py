@@ -19,11 +19,9 @@ from pathlib import Path
 
 from spanaug_core.types import Example
 from spanaug_experiments.commands import load_additions
-from spanaug_framenet.ablation import lu_form
-from spanaug_framenet.lexicon import FrameUnits
+from spanaug_framenet.lexicon import FrameUnits, lu_forms
 from spanaug_trainers.frame_id import FrameIdTrainer
 
-POS = ("v", "n", "a", "adv", "prep", "num", "art", "c", "scon", "intj", "idio")  # frame-lexicon's
 Pair = tuple[str, str]  # (frame, lower-cased trigger words)
 
 
@@ -73,7 +71,7 @@ def main(test_file: Path, train_file: Path, run: Path, release: Path, *models: P
                 what = kind(s, e, frame, gold)
                 pair = (frame, words)
                 source[(what, "gold's" if pair in gold_pairs else "records' only" if pair in record_pairs else "neither's")] += 1
-                lu = any(lu_form(words, pos) in units(frame) for pos in POS)
+                lu = any(form in units(frame) for form in lu_forms(words))
                 listed[(what, "an LU of the frame" if lu else "not an LU of it")] += 1
         by_source.append(source)
         by_lexicon.append(listed)

@@ -5,8 +5,8 @@ for early stopping is measured without it), so a model trained without it is the
 with it would train. This script takes a curve's ``OUT/models`` (``--keep-models``),
 scores each model on the test set with the curve's trainer options and the given ones, as
 ``spanaug experiment learning-curve`` would (test precision, recall, F1 and recall on the
-targets whose LU the cell's gold never saw), and writes a results.csv of the same columns, the other columns copied from the curve's row; a
-rerun scores only the rows not in it yet. (tests/plugins/trainers/test_frame_id.py checks that
+targets whose LU the cell's gold never saw), and writes a results.csv of the same columns, the
+other columns copied from the curve's row; a rerun scores only the rows not in it yet. (tests/plugins/trainers/test_frame_id.py checks that
 the option leaves training as it was; scored without options, a kept model gives its curve row.)
 
     python rescore.py CURVE_FOLDER POOL.jsonl TEST.jsonl OUT.csv KEY=VALUE...   e.g. lexicon=framenet
