@@ -85,11 +85,7 @@ class FrameUnits:
     @cached_property
     def frame_counts(self) -> dict[str, int]:
         """How many frames of the release list each LU name (``make.v`` -> 9 in FrameNet 1.5); reads every frame file once."""
-        counts: dict[str, int] = {}
-        for info in self._frames.values():
-            for name in {lu.name.lower() for lu in info.lexical_units()}:
-                counts[name] = counts.get(name, 0) + 1
-        return counts
+        return {name: len(frames) for name, frames in self.frames_of.items()}
 
     @cached_property
     def frames_of(self) -> dict[str, frozenset[str]]:

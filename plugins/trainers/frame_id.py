@@ -170,10 +170,12 @@ class FrameIdTrainer:
         """``sentences`` with the paraphrases' spans weighted down to ``paraphrase_share`` of all training spans
         (unchanged when unset or when the paraphrases' share is already below it)."""
         share = self.config.paraphrase_share
+        if share is None:
+            return list(sentences)
         paraphrase = [not s.exhaustive and e.meta.get("source_id") is not None for e, s in zip(examples, sentences)]
         counts = [len(s.instances(self.config.max_span)) for s in sentences]
         theirs = sum(n for n, p in zip(counts, paraphrase) if p)
-        if share is None or theirs == 0:
+        if theirs == 0:
             return list(sentences)
         weight = min(1.0, share / (1.0 - share) * (sum(counts) - theirs) / theirs)
         log.info("paraphrases hold %d of %d training spans; each weighs %.3f (paraphrase_share %.2f)",
