@@ -47,14 +47,15 @@ FN=${1:?the unpacked fndata-1.5 folder}; what=${2:-both}
 # Gold's step floors: what a cell with one iteration's records makes in its 30 minimum epochs
 STEPS_50=6000 STEPS_100=12000
 curve() {  # curve CONDITIONS OUT PROJECT_SOURCE [FRACTIONS [--set ...]]; the filters choose the filtered condition's records
-  # AUGMENTED names the run whose records the cells add (run-fn-pool, the one-iteration run, unless set)
+  # AUGMENTED names the run whose records the cells add (run-fn-pool, the one-iteration run, unless set);
+  # SEEDS the resampled runs per fraction (5 unless set: a rerun with more trains only the new seeds)
   local conditions=$1 out=$2 project=$3 fractions=${4:-0.5,1} filters=()
   shift $(( $# < 4 ? $# : 4 ))
   [[ ,$conditions, == *,filtered,* ]] && filters=(--filter adequacy --filter fluency --filter facts
     --filter "{name: frame-lexicon, release: $FN${MAX_FRAMES:+, max_frames: $MAX_FRAMES}}")
   OMP_NUM_THREADS=1 spanaug experiment learning-curve --trainer frame-id --dataset jsonl \
     --train fn-pool.jsonl --dev fn-dev100.jsonl --test fn-test.jsonl --augmented "${AUGMENTED:-run-fn-pool}" \
-    --conditions "$conditions" --fractions "$fractions" --seeds 5 --unseen lu \
+    --conditions "$conditions" --fractions "$fractions" --seeds "${SEEDS:-5}" --unseen lu \
     "${filters[@]}" --set trainer.epochs=60 --set trainer.patience=10 --set trainer.min_epochs=30 --set trainer.batch_size=4 \
     --set trainer.project_source="$project" "$@" --no-progress --out "$out"
 }
