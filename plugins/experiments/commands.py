@@ -266,13 +266,19 @@ def _write_outputs(rows: Sequence[dict[str, str]], out: Path, title: str) -> Non
 
 
 def _check_same_experiment(out: Path, record: dict[str, Any]) -> None:
-    """A rerun may only continue the same experiment: its results would otherwise mix."""
+    """A rerun may only continue the same experiment: its results would otherwise mix.
+
+    More seeds continue it: a cell is its (condition, fraction, seed), so the new seeds'
+    cells are trained beside the old ones, which stay as they were.
+    """
     path = out / EXPERIMENT
     if not path.is_file():
         return
     before = json.loads(path.read_text(encoding="utf-8"))
     differ = sorted(k for k in record if before.get(k) != record[k])
-    if differ:
+    if differ == ["seeds"] and isinstance(before.get("seeds"), int) and record["seeds"] > before["seeds"]:
+        note(f"{out} had {before['seeds']} seed(s): training seeds {before['seeds']} to {record['seeds'] - 1} beside them")
+    elif differ:
         raise ConfigError(f"{out} holds another experiment ({', '.join(differ)} differ); pick another --out or remove it")
 
 

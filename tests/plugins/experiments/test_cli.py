@@ -67,9 +67,15 @@ def test_learning_curve_writes_rows_summary_and_plot(spanaug, data, tiny_encoder
     assert spanaug(*args) == 0  # a rerun trains nothing new
     with (out / "results.csv").open() as fh:
         assert len(list(csv.DictReader(fh))) == 8
-    changed = [a if a != "2" else "3" for a in args]
-    assert spanaug(*changed) == 2
+    fewer = [a if a != "2" else "1" for a in args]
+    assert spanaug(*fewer) == 2
     assert "holds another experiment (seeds differ)" in capsys.readouterr().err
+    more = [a if a != "2" else "3" for a in args]
+    assert spanaug(*more) == 0  # a third seed grows the curve: only its 4 cells are trained
+    with (out / "results.csv").open() as fh:
+        grown = list(csv.DictReader(fh))
+    assert grown[:8] == rows and sorted({r["seed"] for r in grown[8:]}) == ["2"] and len(grown) == 12
+    assert json.loads((out / "experiment.json").read_text())["seeds"] == 3
 
 
 def test_learning_curve_errors(spanaug, data, capsys) -> None:
