@@ -14,8 +14,9 @@ own, paraphrases taught the model to see triggers everywhere and lowered F1 belo
 (docs/results/framenet-frame-id-10pct.md). Prediction keeps the spans whose best label is
 a frame, the most probable first, dropping any that overlap one already kept; with a
 ``lexicon`` (a :class:`~spanaug_core.protocols.LabelLexicon` such as FrameNet's), a span's
-best label is taken among NULL and the frames the lexicon lists for its words. The score is F1 over (start, end,
-frame): a trigger counts only with the right span and the right frame.
+best label is taken among NULL and the frames the lexicon lists for its words, on dev as well, so
+that early stopping keeps the epoch that predicts best as the model will predict. The score is F1
+over (start, end, frame): a trigger counts only with the right span and the right frame.
 
 This module is light (no torch): the model's module is imported inside the methods.
 """
@@ -129,7 +130,7 @@ class FrameIdTrainer:
         )
         lexicon: Annotated[ComponentSpec | None, BeforeValidator(_named)] = Field(
             default=None, description="a lexicon that says which frames some words may evoke (framenet, or "
-            "{name: framenet, release: DIR}): a predicted trigger keeps to it (training and dev F1 do not use it)"
+            "{name: framenet, release: DIR}): a predicted trigger keeps to it, on dev (choosing the epoch) as on test"
         )
         paraphrase_share: float | None = Field(
             default=None, gt=0.0, lt=1.0, description="the most of the loss that paraphrases (meta['source_id']) may take: "
@@ -230,7 +231,8 @@ class FrameIdTrainer:
             negative_smoothing=c.negative_smoothing,
         )
         options = FitOptions(**{k: getattr(c, k) for k in FitOptions.model_fields})
-        model = fit(shape, train_sentences, dev_sentences, vectors, tags, self.score, options, progress)
+        held = self._lookup(frames, out_dir) if dev_sentences else None
+        model = fit(shape, train_sentences, dev_sentences, vectors, tags, self.score, options, progress, held)
         save_classifier(model, out_dir)
         self._loaded[out_dir.resolve()] = model
         return training_metrics(model.config.training)
@@ -275,8 +277,14 @@ class FrameIdTrainer:
 
     # -- helpers ----------------------------------------------------------------------
     def _licensed(self, model_dir: Path) -> Callable[[str], frozenset[str]] | None:
+        """The ``lexicon`` option's word -> frames lookup for predicting with the model in ``model_dir``."""
+        if self.config.lexicon is None:
+            return None
+        return self._lookup(self._model(model_dir).config.frames, model_dir)
+
+    def _lookup(self, frames: Sequence[str], model_dir: Path) -> Callable[[str], frozenset[str]] | None:
         """The ``lexicon`` option's word -> frames lookup, built once (None when unset); warns once per model
-        of the model's frames the lexicon lists no word for."""
+        of its ``frames`` the lexicon lists no word for."""
         spec = self.config.lexicon
         if spec is None:
             return None
@@ -291,7 +299,6 @@ class FrameIdTrainer:
         key = model_dir.resolve()
         if key not in self._checked:
             self._checked.add(key)
-            frames = self._model(model_dir).config.frames
             missing = sorted(set(frames) - self._lexicon.labels())
             if missing:
                 # A lexicon of another release (the framenet lexicon's embedded sample, say) would silence them.

@@ -283,8 +283,12 @@ def fit(
     score: Scorer,
     options: FitOptions,
     progress: ProgressCallback | None = None,
+    licensed: Callable[[str], frozenset[str]] | None = None,
 ) -> SpanClassifier:
-    """A classifier trained on ``train`` (the best dev epoch's weights), its summary in ``config.training``."""
+    """A classifier trained on ``train`` (the best dev epoch's weights), its summary in ``config.training``.
+
+    With ``licensed`` (as :func:`classify` takes it), dev is scored on predictions held to it, so
+    the epoch kept is the best at predicting as the model will predict."""
     report = progress or (lambda event: None)
     shuffler = seeded_start(options, vectors, [s.tokens for s in [*train, *(dev or [])]], report)
     model = SpanClassifier(config).to(options.device)
@@ -309,7 +313,8 @@ def fit(
         return total / count
 
     def score_dev() -> dict[str, dict[str, float]]:
-        return score(dev or [], _classify(model, dev_features, max(options.batch_size, 64)))
+        held = None if licensed is None else ([s.tokens for s in dev or []], licensed)
+        return score(dev or [], _classify(model, dev_features, max(options.batch_size, 64), held))
 
     summary = run_epochs(model, one_epoch, score_dev if dev else None, options, report, steps_per_epoch(len(items), options.batch_size))
     model.config = config.model_copy(update={"training": {

@@ -277,13 +277,19 @@ def test_a_lexicon_holds_predictions_to_the_frames_it_lists(model, lexicons, mon
         list(FrameIdTrainer(FrameIdTrainer.Config(lexicon="offers")).predict(out, EXAMPLES))
 
 
-def test_the_lexicon_does_not_change_training(tiny_encoder, lexicons, monkeypatch, tmp_path) -> None:
+def test_the_lexicon_chooses_the_epoch_and_nothing_else_in_training(tiny_encoder, lexicons, monkeypatch, tmp_path) -> None:
     monkeypatch.setattr(WordList, "listed", {"bought": frozenset(["Commerce_buy"])})
+    trained = {}
     for name, lexicon in (("plain", None), ("held", "word-list")):
         trainer = FrameIdTrainer(FrameIdTrainer.Config(encoder=str(tiny_encoder), epochs=3, lexicon=lexicon, **FAST))
-        trainer.train(EXAMPLES, EXAMPLES, tmp_path / name)
+        trainer.train(EXAMPLES, None, tmp_path / name)  # without dev every epoch runs: the weights must not differ
+        trainer = FrameIdTrainer(FrameIdTrainer.Config(encoder=str(tiny_encoder), epochs=25, patience=25, lexicon=lexicon, **FAST))
+        trained[name] = trainer, trainer.train(EXAMPLES, EXAMPLES, tmp_path / f"{name}-dev")
     plain, held = (load_file(str(tmp_path / name / "model.safetensors")) for name in ("plain", "held"))
-    assert plain.keys() == held.keys() and all(torch.equal(plain[k], held[k]) for k in plain)  # dev F1 unheld too
+    assert plain.keys() == held.keys() and all(torch.equal(plain[k], held[k]) for k in plain)
+    for name, (trainer, metrics) in trained.items():  # dev is scored as the trainer predicts: held to the lexicon or not
+        assert trainer.evaluate(tmp_path / f"{name}-dev", EXAMPLES)["f1"] == pytest.approx(metrics["dev_f1"])
+    assert trained["held"][1]["dev_f1"] < trained["plain"][1]["dev_f1"]  # the lexicon lists one of the 7 targets
 
 
 def test_without_a_pos_tagger_the_model_has_no_pos_embedding(model, tiny_encoder, tmp_path, monkeypatch) -> None:
