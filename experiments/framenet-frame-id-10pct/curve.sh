@@ -38,9 +38,13 @@
 #                                  models kept: keep-FRACTION/models, or one condition's in
 #                                  keep-FRACTION-CONDITION (two processes at 100%)
 #   curve.sh FN lexicon            every kept model scored again with the frame-id trainer's lexicon
-#                                  (FrameNet's LU lists, at prediction only; diagnostics/rescore.py) into
+#                                  (FrameNet's LU lists, at test only: each keeps the epoch it chose unheld; diagnostics/rescore.py) into
 #                                  keep-*/lexicon.csv (a rerun scores only new models), joined into
 #                                  lexicon/ with its summary, paired tests and plot
+#   curve.sh FN held FRACTION [CONDITION]
+#                                  gold and it2's filtered cells trained with the lexicon, which then
+#                                  holds dev F1 (the epoch kept) as well as test: held-FRACTION, or one
+#                                  condition's in held-FRACTION-CONDITION; `merge-held` joins them in held/
 # Run from the folder make-data.sh wrote, with run-fn-pool/ complete; FN is the fndata-1.5 folder.
 set -euo pipefail
 FN=${1:?the unpacked fndata-1.5 folder}; what=${2:-both}
@@ -101,5 +105,10 @@ case $what in
            rm -rf lexicon  # made anew from the parts, which a rerun may have grown
            spanaug experiment summarize keep-*/lexicon.csv --out lexicon \
              --title "frame-id, a pool of 272 sentences: two iterations, predictions held to FrameNet's LUs" ;;
-  *) echo "usage: curve.sh FN [both | run CONDITIONS OUT | merge | project | merge-project | steps | lexsub | strict | merge-steps | it2 CONDITIONS FRACTION | merge-it2 | share SHARE FRACTION | keep FRACTION [CONDITION] | lexicon]" >&2; exit 2 ;;
+  held) fraction=${3:?fraction: 0.5 or 1}; conditions=${4:-gold,filtered}
+        it2 "$conditions" "$fraction" "held-$fraction${4:+-$4}" --set "trainer.lexicon={name: framenet, release: $FN}" ;;
+  merge-held) rm -rf held  # made anew from the parts, which a rerun may have grown
+              spanaug experiment summarize held-*/results.csv --out held \
+                --title "frame-id, a pool of 272 sentences: two iterations, held to FrameNet's LUs on dev and test" ;;
+  *) echo "usage: curve.sh FN [both | run CONDITIONS OUT | merge | project | merge-project | steps | lexsub | strict | merge-steps | it2 CONDITIONS FRACTION | merge-it2 | share SHARE FRACTION | keep FRACTION [CONDITION] | lexicon | held FRACTION [CONDITION] | merge-held]" >&2; exit 2 ;;
 esac

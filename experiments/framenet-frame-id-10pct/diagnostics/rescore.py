@@ -1,13 +1,14 @@
 """Issue 44: score a curve's kept frame-id models again with trainer options that only change prediction.
 
-The frame-id trainer's ``lexicon`` option acts when the model predicts, not while it trains (dev F1
-for early stopping is measured without it), so a model trained without it is the model a curve
-with it would train. This script takes a curve's ``OUT/models`` (``--keep-models``),
+The frame-id trainer's ``lexicon`` option changes no weight update: a model trained without it
+is the model a curve with it would train, up to the epoch that early stopping keeps, which
+the option chooses by held dev F1 (``curve.sh held`` trains such cells; the kept models here
+chose theirs unheld). This script takes a curve's ``OUT/models`` (``--keep-models``),
 scores each model on the test set with the curve's trainer options and the given ones, as
 ``spanaug experiment learning-curve`` would (test precision, recall, F1 and recall on the
 targets whose LU the cell's gold never saw), and writes a results.csv of the same columns, the
 other columns copied from the curve's row; a rerun scores only the rows not in it yet. (tests/plugins/trainers/test_frame_id.py checks that
-the option leaves training as it was; scored without options, a kept model gives its curve row.)
+the option leaves the weight updates as they were; scored without options, a kept model gives its curve row.)
 
     python rescore.py CURVE_FOLDER POOL.jsonl TEST.jsonl OUT.csv KEY=VALUE...   e.g. lexicon=framenet
 """
