@@ -312,8 +312,9 @@ def fit(
             count += len(targets)
         return total / count
 
+    held = None if licensed is None else ([s.tokens for s in dev or []], licensed)
+
     def score_dev() -> dict[str, dict[str, float]]:
-        held = None if licensed is None else ([s.tokens for s in dev or []], licensed)
         return score(dev or [], _classify(model, dev_features, max(options.batch_size, 64), held))
 
     summary = run_epochs(model, one_epoch, score_dev if dev else None, options, report, steps_per_epoch(len(items), options.batch_size))
