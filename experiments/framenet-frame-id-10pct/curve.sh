@@ -69,6 +69,10 @@ it2() {  # it2 CONDITIONS FRACTION OUT [--set ...]: the two-iteration run's reco
   AUGMENTED=run-fn-pool-it2-int8 curve "$conditions" "$out" true "$fraction" \
     --set trainer.min_epochs=1 --set trainer.min_steps=$floor "$@"
 }
+retrain() {  # retrain NAME FRACTION [CONDITION] [--set ...]: gold and it2's filtered cells (or one condition's) in NAME-FRACTION[-CONDITION]
+  local name=$1 fraction=${2:?fraction: 0.5 or 1} condition=${3:-}; shift $(( $# < 3 ? $# : 3 ))
+  it2 "${condition:-gold,filtered}" "$fraction" "$name-$fraction${condition:+-$condition}" "$@"
+}
 case $what in
   both) curve gold,augmented curve-a false & a=$!; curve filtered,lexsub curve-b false & b=$!
         wait $a; wait $b ;;
@@ -96,8 +100,7 @@ case $what in
          it2 filtered "$fraction" "share-$share-$fraction" --set trainer.paraphrase_share="$share" ;;
   merge-it2) spanaug experiment summarize steps-50/results.csv steps-100/results.csv it2-*/results.csv --out two-iterations \
                --title "frame-id, a pool of 272 sentences: two iterations, gold at equal steps" ;;
-  keep) fraction=${3:?fraction: 0.5 or 1}; conditions=${4:-gold,filtered}
-        it2 "$conditions" "$fraction" "keep-$fraction${4:+-$4}" --keep-models ;;
+  keep) retrain keep "${3:-}" "${4:-}" --keep-models ;;
   lexicon) for kept in keep-*/; do
              OMP_NUM_THREADS=1 python "$(dirname "$0")/diagnostics/rescore.py" "$kept" fn-pool.jsonl fn-test.jsonl "${kept}lexicon.csv" \
                "lexicon={name: framenet, release: $FN}"
@@ -105,8 +108,7 @@ case $what in
            rm -rf lexicon  # made anew from the parts, which a rerun may have grown
            spanaug experiment summarize keep-*/lexicon.csv --out lexicon \
              --title "frame-id, a pool of 272 sentences: two iterations, predictions held to FrameNet's LUs" ;;
-  held) fraction=${3:?fraction: 0.5 or 1}; conditions=${4:-gold,filtered}
-        it2 "$conditions" "$fraction" "held-$fraction${4:+-$4}" --set "trainer.lexicon={name: framenet, release: $FN}" ;;
+  held) retrain held "${3:-}" "${4:-}" --set "trainer.lexicon={name: framenet, release: $FN}" ;;
   merge-held) rm -rf held  # made anew from the parts, which a rerun may have grown
               spanaug experiment summarize held-*/results.csv --out held \
                 --title "frame-id, a pool of 272 sentences: two iterations, held to FrameNet's LUs on dev and test" ;;
