@@ -14,7 +14,7 @@ encoder, so each works without the others.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -57,6 +57,12 @@ MPNET_PRESET = Preset(
 )
 ENCODER_PRESETS = (DEFAULT_ENCODER_PRESET, MPNET_PRESET)
 Tokens = tuple[str, ...]
+
+
+def register_presets(register: Callable[[Preset], None]) -> None:
+    """Register the encoder presets: the ``register_models`` hook of each plugin that uses the encoder."""
+    for preset in ENCODER_PRESETS:
+        register(preset)
 
 
 def resolve_encoder(name_or_path: str) -> Path:

@@ -22,10 +22,9 @@ def register_trainers(register: Register) -> None:
 
 @hookimpl
 def register_models(register: Callable[[Any], None]) -> None:
-    from spanaug_shared.encoder import ENCODER_PRESETS
+    from spanaug_shared.encoder import register_presets
 
-    for preset in ENCODER_PRESETS:
-        register(preset)
+    register_presets(register)
 
 
 @hookimpl
