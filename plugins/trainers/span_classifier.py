@@ -206,14 +206,15 @@ def classify(
     With ``licensed`` (a span's words -> the labels they may carry), a span takes its most probable
     label among NULL and those: words the lexicon does not list are never a trigger."""
     features = [model.features(tokens, vectors, tags) for tokens in sentences]
-    return _classify(model, features, batch_size, None if licensed is None else (sentences, licensed))
+    return _classify(model, features, batch_size, sentences, licensed)
 
 
 def _classify(
     model: SpanClassifier,
     features: Sequence[Features],
     batch_size: int,
-    lexicon: tuple[Sequence[Tokens], Callable[[str], frozenset[str]]] | None = None,
+    sentences: Sequence[Tokens],
+    licensed: Callable[[str], frozenset[str]] | None = None,
 ) -> list[list[Triple]]:
     model.eval()
     device = str(next(model.parameters()).device)
@@ -227,8 +228,7 @@ def _classify(
             candidates = [spans_up_to(len(features[i].words), model.config.max_span) for i in rows]
             batch = collate([features[i] for i in rows], [torch.tensor(c) for c in candidates], device)
             probabilities = model(batch).softmax(dim=1)
-            if lexicon is not None:
-                sentences, licensed = lexicon
+            if licensed is not None:
                 allowed = torch.zeros_like(probabilities, dtype=torch.bool)
                 allowed[:, NULL] = True
                 every = ((i, s, e) for i, sentence_spans in zip(rows, candidates) for s, e in sentence_spans)
@@ -312,10 +312,10 @@ def fit(
             count += len(targets)
         return total / count
 
-    held = None if licensed is None else ([s.tokens for s in dev or []], licensed)
+    dev_tokens = [s.tokens for s in dev or []]
 
     def score_dev() -> dict[str, dict[str, float]]:
-        return score(dev or [], _classify(model, dev_features, max(options.batch_size, 64), held))
+        return score(dev or [], _classify(model, dev_features, max(options.batch_size, 64), dev_tokens, licensed))
 
     summary = run_epochs(model, one_epoch, score_dev if dev else None, options, report, steps_per_epoch(len(items), options.batch_size))
     model.config = config.model_copy(update={"training": {
