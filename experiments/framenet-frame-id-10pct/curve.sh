@@ -45,6 +45,10 @@
 #                                  gold and it2's filtered cells trained with the lexicon, which then
 #                                  holds dev F1 (the epoch kept) as well as test: held-FRACTION, or one
 #                                  condition's in held-FRACTION-CONDITION; `merge-held` joins them in held/
+#   curve.sh FN repeat TIMES FRACTION
+#                                  it2's filtered cells as in held, each gold sentence seen TIMES an epoch
+#                                  (trainer.exhaustive_repeat): repeat-TIMES-FRACTION-filtered; `merge-repeat
+#                                  TIMES` joins them with held's gold cells in gold-repeat/
 # Run from the folder make-data.sh wrote, with run-fn-pool/ complete; FN is the fndata-1.5 folder.
 set -euo pipefail
 FN=${1:?the unpacked fndata-1.5 folder}; what=${2:-both}
@@ -109,8 +113,14 @@ case $what in
            spanaug experiment summarize keep-*/lexicon.csv --out lexicon \
              --title "frame-id, a pool of 272 sentences: two iterations, predictions held to FrameNet's LUs" ;;
   held) retrain held "${3:-}" "${4:-}" --set "trainer.lexicon={name: framenet, release: $FN}" ;;
+  repeat) times=${3:?times each gold sentence is seen an epoch, e.g. 7}
+          retrain "repeat-$times" "${4:-}" filtered --set "trainer.lexicon={name: framenet, release: $FN}" \
+            --set trainer.exhaustive_repeat="$times" ;;
+  merge-repeat) times=${3:?times, as given to repeat}; rm -rf gold-repeat
+                spanaug experiment summarize held-*-gold/results.csv "repeat-$times"-*/results.csv --out gold-repeat \
+                  --title "frame-id, a pool of 272 sentences: two iterations, held, each gold sentence $times times an epoch with records" ;;
   merge-held) rm -rf held  # made anew from the parts, which a rerun may have grown
               spanaug experiment summarize held-*/results.csv --out held \
                 --title "frame-id, a pool of 272 sentences: two iterations, held to FrameNet's LUs on dev and test" ;;
-  *) echo "usage: curve.sh FN [both | run CONDITIONS OUT | merge | project | merge-project | steps | lexsub | strict | merge-steps | it2 CONDITIONS FRACTION | merge-it2 | share SHARE FRACTION | keep FRACTION [CONDITION] | lexicon | held FRACTION [CONDITION] | merge-held]" >&2; exit 2 ;;
+  *) echo "usage: curve.sh FN [both | run CONDITIONS OUT | merge | project | merge-project | steps | lexsub | strict | merge-steps | it2 CONDITIONS FRACTION | merge-it2 | share SHARE FRACTION | keep FRACTION [CONDITION] | lexicon | held FRACTION [CONDITION] | merge-held | repeat TIMES FRACTION | merge-repeat TIMES]" >&2; exit 2 ;;
 esac

@@ -136,6 +136,10 @@ class FrameIdTrainer:
             default=None, gt=0.0, lt=1.0, description="the most of the loss that paraphrases (meta['source_id']) may take: "
             "their spans are weighted down to this share of all training spans; unset: every span weighs the same"
         )
+        exhaustive_repeat: int = Field(
+            default=1, ge=1, description="times each exhaustively annotated training sentence is seen per epoch: as many "
+            "passes over the gold sentences as gold alone gets, where paraphrases outnumber them (each epoch is longer)"
+        )
 
     def __init__(self, config: FrameIdTrainer.Config) -> None:
         self.config = config
@@ -166,6 +170,17 @@ class FrameIdTrainer:
             out.append(sentence if source is None else projected(sentence, source, self.config.max_span))
         log.debug("%d paraphrase(s) projected onto their full-text source", sum(s.known != () for s in out))
         return out
+
+    def repeated(
+        self, examples: Sequence[Example], sentences: Sequence[FrameSentence]
+    ) -> tuple[list[Example], list[FrameSentence]]:
+        """``examples`` and their ``sentences`` with each exhaustive one ``exhaustive_repeat`` times."""
+        times = self.config.exhaustive_repeat
+        pairs = [(e, s) for e, s in zip(examples, sentences) for _ in range(times if s.exhaustive else 1)]
+        if times > 1:
+            log.info("each of %d exhaustive sentence(s) is seen %d times an epoch (exhaustive_repeat)",
+                     sum(s.exhaustive for s in sentences), times)
+        return [e for e, _ in pairs], [s for _, s in pairs]
 
     def weighted(self, examples: Sequence[Example], sentences: Sequence[FrameSentence]) -> list[FrameSentence]:
         """``sentences`` with the paraphrases' spans weighted down to ``paraphrase_share`` of all training spans
@@ -207,7 +222,8 @@ class FrameIdTrainer:
 
         c = self.config
         train = list(train)
-        train_sentences = self.weighted(train, self.with_sources(train, [self.sentence(example) for example in train]))
+        # Repeated before weighting, so that paraphrase_share is a share of what an epoch sees.
+        train_sentences = self.weighted(*self.repeated(train, self.with_sources(train, [self.sentence(example) for example in train])))
         dev_sentences = [self.sentence(example) for example in dev] if dev is not None else None
         frames = sorted({frame for s in train_sentences for _, _, frame in s.instances(c.max_span) if frame is not None})
         if not frames:

@@ -140,6 +140,23 @@ def test_paraphrase_share_weighs_paraphrases_down_to_it() -> None:
         FrameIdTrainer.Config(paraphrase_share=1.0)
 
 
+def test_exhaustive_repeat_shows_the_gold_sentences_more_often_before_paraphrase_share_weighs() -> None:
+    source = _example("s1", "she bought a car .", [(1, 2, "Commerce_buy")], FULLTEXT)  # 12 spans of at most 3 words
+    paras = [_example(f"s1/t{k}", "she purchased a car .", [(1, 2, "Commerce_buy")], {"source_id": "s1"}) for k in range(2)]
+    exemplar = _example("e1", "he purchased it .", [(1, 2, "Commerce_buy")], EXEMPLAR)
+    examples = [source, *paras, exemplar]
+    trainer = FrameIdTrainer(FrameIdTrainer.Config(exhaustive_repeat=3, paraphrase_share=0.5))
+    sentences = trainer.with_sources(examples, [trainer.sentence(e) for e in examples])
+    repeated_examples, repeated = trainer.repeated(examples, sentences)
+    assert [e.id for e in repeated_examples] == ["s1", "s1", "s1", "s1/t0", "s1/t1", "e1"]
+    assert repeated[:3] == [sentences[0]] * 3 and repeated[3:] == sentences[1:]
+    # The paraphrases' 16 spans against 3 x 12 + 1 = 37 others: already below half, so not weighted down.
+    assert [s.weight for s in trainer.weighted(repeated_examples, repeated)] == [1.0] * 6
+    assert FrameIdTrainer(FrameIdTrainer.Config()).repeated(examples, sentences) == (examples, sentences)
+    with pytest.raises(ValueError):
+        FrameIdTrainer.Config(exhaustive_repeat=0)
+
+
 def test_span_loss_weighs_each_span_and_averages_over_spans() -> None:
     logits, targets = torch.tensor([[2.0, 0.0], [0.0, 1.0]]), torch.tensor([[1.0, 0.0], [1.0, 0.0]])
     each = -(targets * logits.log_softmax(dim=1)).sum(dim=1)
@@ -304,6 +321,13 @@ def test_without_a_pos_tagger_the_model_has_no_pos_embedding(model, tiny_encoder
     _, with_pos, _, _ = model
     with pytest.raises(ConfigError, match="trained with POS tags"):
         list(FrameIdTrainer(FrameIdTrainer.Config()).predict(with_pos, EXAMPLES))
+
+
+def test_training_sees_each_exhaustive_sentence_exhaustive_repeat_times(tiny_encoder, tmp_path) -> None:
+    trainer = FrameIdTrainer(FrameIdTrainer.Config(encoder=str(tiny_encoder), epochs=1, exhaustive_repeat=2, **FAST))
+    trainer.train([*EXAMPLES[:3], _example("p", "she purchased a car .", [(1, 2, "Commerce_buy")], AUGMENTED)], None, tmp_path / "m")
+    training = json.loads((tmp_path / "m" / "config.json").read_text())["training"]
+    assert training["train_sentences"] == 3 * 2 + 1 and training["steps_run"] == 4  # batches of 2
 
 
 def test_patience_waits_for_the_first_correct_trigger(tiny_encoder, tmp_path) -> None:
