@@ -260,17 +260,22 @@ def _training_sentences(
     model: SpanClassifier, sentences: Sequence[FrameSentence], vectors: WordVectors, tags: Tags | None
 ) -> list[_TrainingSentence]:
     label_ids = {frame: i + 1 for i, frame in enumerate(model.config.frames)}
+    # A sentence repeated in the training set (exhaustive_repeat) shares one set of tensors:
+    # its features hold its word vectors, the bulk of a training set's memory.
+    built: dict[FrameSentence, _TrainingSentence] = {}
     out = []
     for sentence in sentences:
         instances = sentence.instances(model.config.max_span)
         if instances:
-            out.append(_TrainingSentence(
-                model.features(sentence.tokens, vectors, tags),
-                torch.tensor([(s, e) for s, e, _ in instances]),
-                torch.tensor([NULL if frame is None else label_ids[frame] for _, _, frame in instances]),
-                torch.tensor([model.config.negative_smoothing if frame is None else 0.0 for _, _, frame in instances]),
-                torch.full((len(instances),), sentence.weight),
-            ))
+            if sentence not in built:
+                built[sentence] = _TrainingSentence(
+                    model.features(sentence.tokens, vectors, tags),
+                    torch.tensor([(s, e) for s, e, _ in instances]),
+                    torch.tensor([NULL if frame is None else label_ids[frame] for _, _, frame in instances]),
+                    torch.tensor([model.config.negative_smoothing if frame is None else 0.0 for _, _, frame in instances]),
+                    torch.full((len(instances),), sentence.weight),
+                )
+            out.append(built[sentence])
     return out
 
 
