@@ -222,8 +222,7 @@ class FrameIdTrainer:
 
         c = self.config
         train = list(train)
-        # Repeated before weighting, so that paraphrase_share is a share of what an epoch sees.
-        train_sentences = self.weighted(*self.repeated(train, self.with_sources(train, [self.sentence(example) for example in train])))
+        train_sentences = self.with_sources(train, [self.sentence(example) for example in train])
         dev_sentences = [self.sentence(example) for example in dev] if dev is not None else None
         frames = sorted({frame for s in train_sentences for _, _, frame in s.instances(c.max_span) if frame is not None})
         if not frames:
@@ -248,7 +247,10 @@ class FrameIdTrainer:
         )
         options = FitOptions(**{k: getattr(c, k) for k in FitOptions.model_fields})
         held = self._lookup(frames, out_dir) if dev_sentences else None
-        model = fit(shape, train_sentences, dev_sentences, vectors, tags, self.score, options, progress, held)
+        # Repeated before weighting, so that paraphrase_share is a share of what an epoch sees; only
+        # the fit sees the repeats (the counts and vocabularies above are of distinct sentences).
+        epoch = self.weighted(*self.repeated(train, train_sentences))
+        model = fit(shape, epoch, dev_sentences, vectors, tags, self.score, options, progress, held)
         save_classifier(model, out_dir)
         self._loaded[out_dir.resolve()] = model
         return training_metrics(model.config.training)

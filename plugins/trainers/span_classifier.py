@@ -262,21 +262,19 @@ def _training_sentences(
     label_ids = {frame: i + 1 for i, frame in enumerate(model.config.frames)}
     # A sentence repeated in the training set (exhaustive_repeat) shares one set of tensors:
     # its features hold its word vectors, the bulk of a training set's memory.
-    built: dict[FrameSentence, _TrainingSentence] = {}
-    out = []
+    built: dict[FrameSentence, _TrainingSentence | None] = {}
     for sentence in sentences:
+        if sentence in built:
+            continue
         instances = sentence.instances(model.config.max_span)
-        if instances:
-            if sentence not in built:
-                built[sentence] = _TrainingSentence(
-                    model.features(sentence.tokens, vectors, tags),
-                    torch.tensor([(s, e) for s, e, _ in instances]),
-                    torch.tensor([NULL if frame is None else label_ids[frame] for _, _, frame in instances]),
-                    torch.tensor([model.config.negative_smoothing if frame is None else 0.0 for _, _, frame in instances]),
-                    torch.full((len(instances),), sentence.weight),
-                )
-            out.append(built[sentence])
-    return out
+        built[sentence] = _TrainingSentence(
+            model.features(sentence.tokens, vectors, tags),
+            torch.tensor([(s, e) for s, e, _ in instances]),
+            torch.tensor([NULL if frame is None else label_ids[frame] for _, _, frame in instances]),
+            torch.tensor([model.config.negative_smoothing if frame is None else 0.0 for _, _, frame in instances]),
+            torch.full((len(instances),), sentence.weight),
+        ) if instances else None
+    return [item for item in (built[sentence] for sentence in sentences) if item is not None]
 
 
 def fit(
