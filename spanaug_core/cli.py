@@ -134,7 +134,7 @@ class RunCommand(click.Command):
 
 @cli.command("run", cls=RunCommand)
 @click.option("--filter", "filters", multiple=True, metavar="NAME", help="keep only records this filter accepts (repeatable; all must accept)")
-@click.option("--resume", is_flag=True, help="continue an interrupted run in --output")
+@click.option("--resume", is_flag=True, help="continue an interrupted run in --output, or take a completed one to more --iterations")
 @click.option("--config", "config_file", type=click.Path(path_type=Path), help="run config file (.toml, .yaml)")
 @click.option("--set", "assignments", multiple=True, metavar="KEY=VALUE", help="override any setting, e.g. decoder.beam_size=8 or aligner.threshold=0.4")
 @click.option("--progress/--no-progress", default=None, help="show a progress bar  [default: when stderr is a terminal]")

@@ -6,7 +6,9 @@ growing avoid set of its span. A round's n-best list for a job, with where the a
 and the scoring filters put things in each candidate, is an ``Attempt``; the candidate a
 round keeps is a ``Choice`` (``spanaug_core.choices`` picks it). ``to_state`` and
 ``from_state`` write and read back what a checkpoint keeps of a run in progress
-(``Pipeline.in_flight``): enough to go on exactly where it was.
+(``Pipeline.in_flight``): enough to go on exactly where it was. A ``Continued`` example is
+one a finished run takes on for more iterations: the pipeline rebuilds its jobs from what
+its earlier iterations wrote (``Pipeline`` replays them) rather than from a checkpoint.
 """
 
 from __future__ import annotations
@@ -165,3 +167,46 @@ class Choice:
     scores: dict[str, float]
     carried: list[tuple[int, Span]] = field(default_factory=list)
     dropped: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class Continued:
+    """An example of a run that ended after ``iterations`` rounds, fed again to go further
+    (``spanaug run --resume --iterations N`` with N above the run's).
+
+    ``outcomes``: every record and rejection its earlier rounds wrote (``rejected.jsonl``
+    too: a filter's rejection still grew its span's avoid set, and a stop ended it).
+    """
+
+    example: Example
+    outcomes: tuple[Augmented | Rejection, ...]
+    iterations: int
+
+    @property
+    def id(self) -> str:
+        return self.example.id
+
+    def to_state(self) -> dict[str, Any]:
+        return {
+            "continued": {
+                "example": self.example.model_dump(mode="json"),
+                "outcomes": [outcome_state(o) for o in self.outcomes],
+                "iterations": self.iterations,
+            }
+        }
+
+
+def input_state(item: Example | Continued) -> dict[str, Any]:
+    """An input item (an example, or a ``Continued`` one) as checkpoint JSON; ``input_from_state`` reads it back."""
+    return item.to_state() if isinstance(item, Continued) else item.model_dump(mode="json")
+
+
+def input_from_state(data: dict[str, Any]) -> Example | Continued:
+    if "continued" not in data:
+        return Example.model_validate(data)
+    state = data["continued"]
+    return Continued(
+        example=Example.model_validate(state["example"]),
+        outcomes=tuple(outcome_from_state(o) for o in state["outcomes"]),
+        iterations=state["iterations"],
+    )

@@ -52,14 +52,20 @@ class Rejection:
 
     @classmethod
     def from_state(cls, data: dict[str, Any]) -> Rejection:
-        record = data.get("record")
+        """Read ``to_state``'s JSON back, or a ``rejected.jsonl`` line (``to_json``: a dropped
+        record's constraints are the record's)."""
+        record = Augmented.model_validate(data["record"]) if data.get("record") is not None else None
+        if "constraints" not in data and record is not None:
+            constraints = record.constraints
+        else:
+            constraints = Constraints.model_validate(data["constraints"])
         return cls(
             source_id=data["source_id"],
             target=data["target"],
             iteration=data["iteration"],
             reason=data["reason"],
-            constraints=Constraints.model_validate(data["constraints"]),
-            record=Augmented.model_validate(record) if record is not None else None,
+            constraints=constraints,
+            record=record,
         )
 
 

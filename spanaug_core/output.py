@@ -17,6 +17,15 @@ drops the lock when that process ends however it ends, so a killed run's folder 
 left locked; the temporaries a killed process left in it are removed when it is opened
 again.
 
+A completed run resumed with more ``iterations`` (and nothing else changed) is *taken
+further*: the manifest takes the new config and notes the step in ``iterations_added``,
+and the progress starts a new pass over the examples the run had done
+(``progress.continuing``: how many, after how many iterations, and where in each file
+every earlier pass ended: a pass writes in input order, so the files are one stretch in
+input order per pass). ``EarlierOutcomes`` reads back, example by example, what those iterations
+wrote, for the pipeline to rebuild each example's jobs from; the new rounds' lines are
+appended after them. An interrupted pass resumes like any run.
+
 When the machine refuses a write (a full disk, a read-only folder: ``FileSystemError``),
 the manifest still holds the last commit: a failed write never touches it. ``finish``
 then records the failure if the manifest can still be written, and leaves the last
@@ -31,7 +40,7 @@ import json
 import os
 import platform
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
@@ -39,10 +48,10 @@ from typing import IO, Any
 
 from spanaug_core import __version__
 from spanaug_core.config import BEFORE_ADDED, REMOVED, RunConfig
-from spanaug_core.errors import FileSystemError, RunStateError
+from spanaug_core.errors import DataError, FileSystemError, RunStateError
 from spanaug_core.files import ensure_folder, remove_stale_temporaries, replace_json, writing
 from spanaug_core.kinds import SECTIONS
-from spanaug_core.outcomes import Rejection
+from spanaug_core.outcomes import Rejection, outcome_from_state
 from spanaug_core.types import Augmented
 
 AUGMENTED = "augmented.jsonl"
@@ -114,8 +123,10 @@ class RunStore:
                 raise RunStateError(f"{manifest_path} is not valid JSON ({problem or 'not an object'}); cannot resume")
             self.manifest = found
             self.manifest.pop("error", None)  # the session that failed is over; status says how this one goes
-            self._check_same_config()
+            grown = self._check_same_config()
             committed = self.manifest.get("progress", {})
+            if grown is not None:
+                committed = self._take_further(grown, committed)
             self._elapsed_before = self.manifest.get("timings", {}).get("elapsed_s", 0.0)
         else:
             self.manifest = {
@@ -161,8 +172,11 @@ class RunStore:
         handle.flush()
         self._lock = handle
 
-    def _check_same_config(self) -> None:
+    def _check_same_config(self) -> int | None:
         """Refuse a resume that would go on under other settings or component options than the run began with.
+
+        More ``iterations`` and nothing else is the one change allowed: the iterations the run
+        had are returned, for ``_take_further`` (None when nothing changed).
 
         Since the manifest keeps every component option with its default filled in, the
         components are compared by those: a default that a newer spanaug changed (the
@@ -183,6 +197,9 @@ class RunStore:
             # An option either side lacks (added since, or a component renamed) is not compared.
             changed.update({k: (then[k], current[k]) for k in sorted(then.keys() & current.keys())})
         changed = {k: pair for k, pair in changed.items() if pair[0] != pair[1]}
+        then, now = changed.get("iterations", (None, None))
+        if set(changed) == {"iterations"} and isinstance(then, int) and isinstance(now, int) and now > then:
+            return then
         if changed:
             # The values too: a default that changed between versions (keep became "align")
             # is otherwise a mystery to a user who never set it.
@@ -193,6 +210,33 @@ class RunStore:
                 f"or start a new --output. The run began with spanaug {self.manifest.get('spanaug_version', '?')}; "
                 f"this is {__version__}"
             )
+        return None
+
+    def _take_further(self, iterations: int, progress: dict[str, Any]) -> dict[str, Any]:
+        """Begin a pass that takes the completed run's examples from ``iterations`` to the config's; its progress."""
+        wanted = self.config.iterations
+        if self.manifest.get("status") != "completed" or progress.get("in_flight"):
+            raise RunStateError(
+                f"cannot take {self.dir} to {wanted} iterations: the run has not completed. Resume it with "
+                f"--iterations {iterations} first, then resume it with --iterations {wanted}"
+            )
+        if not self.config.write_rejected:
+            raise RunStateError(
+                f"cannot take {self.dir} to {wanted} iterations: it was made with write_rejected = false, so which "
+                "spans stopped, and what the filters dropped, is not known; start a new --output with the iterations wanted"
+            )
+        self.manifest["config"] = self.config.model_dump(mode="json")
+        self.manifest["fingerprint"] = self.config.fingerprint()
+        step = {"from": iterations, "to": wanted, "started": _now(), "spanaug_version": __version__}
+        self.manifest["iterations_added"] = [*self.manifest.get("iterations_added", []), step]
+        sizes = {key: progress.get(key, 0) for key in ("augmented_bytes", "rejected_bytes")}
+        before = progress.get("continuing", {})
+        ends = {key: [*before.get(key, []), size] for key, size in sizes.items()}
+        done = {"examples": progress.get("examples_done", 0), "last_id": progress.get("last_example_id")}
+        continuing = {"iterations": iterations, **done, **ends}
+        # The pass counts the examples it finishes; every other count goes on from the run's.
+        counts = {**progress.get("counts", {}), "examples": 0}
+        return {"examples_done": 0, "last_example_id": None, **sizes, "counts": counts, "continuing": continuing}
 
     # -- writing --------------------------------------------------------------------
     def write(self, outcome: Augmented | Rejection) -> None:
@@ -240,6 +284,8 @@ class RunStore:
             "counts": counts,
             "in_flight": in_flight,
         }
+        if "continuing" in self.manifest.get("progress", {}):
+            progress["continuing"] = self.manifest["progress"]["continuing"]
         self._write_manifest(progress, counts)
         self._last_commit = time.monotonic()
 
@@ -352,3 +398,76 @@ def _failed_before_any_work(manifest: dict[str, Any]) -> bool:
     progress = manifest.get("progress", {})
     worked = ("examples_done", "examples_read", "in_flight", "augmented_bytes", "rejected_bytes")
     return manifest.get("status") == "failed" and not any(progress.get(key) for key in worked)
+
+
+class EarlierOutcomes:
+    """What a run's earlier iterations wrote, example by example (``progress.continuing``).
+
+    Each earlier pass wrote its stretch of each file in input order, so one cursor a
+    stretch, moved in step with the input, finds every example's lines; a line left over
+    once the run's examples are read belongs to none of them (the input changed).
+    """
+
+    def __init__(self, folder: Path, continuing: dict[str, Any]) -> None:
+        def stretches(name: str, key: str, parse: Callable[[dict[str, Any]], Augmented | Rejection]) -> list[_Lines]:
+            ends = continuing[key]
+            return [_Lines(folder / name, start, end, parse) for start, end in zip([0, *ends], ends) if end > start]
+
+        self._files = [
+            *stretches(AUGMENTED, "augmented_bytes", Augmented.model_validate),
+            *stretches(REJECTED, "rejected_bytes", lambda data: outcome_from_state({"rejection": data})),
+        ]
+
+    def of(self, example_id: str) -> tuple[Augmented | Rejection, ...]:
+        """The records and rejections of the next example, which must be ``example_id``."""
+        return tuple(outcome for lines in self._files for outcome in lines.take(example_id))
+
+    def check_all_read(self) -> None:
+        for lines in self._files:
+            lines.check_all_read()
+
+
+class _Lines:
+    """Bytes ``start`` to ``end`` of a run's JSONL file, read a line at a time by source id."""
+
+    def __init__(self, path: Path, start: int, end: int, parse: Callable[[dict[str, Any]], Augmented | Rejection]) -> None:
+        self.path = path
+        self._start = start
+        self._left = end - start
+        self._parse = parse
+        self._next: Augmented | Rejection | None = None
+        self._handle: IO[bytes] | None = path.open("rb")
+        self._handle.seek(start)
+        self._advance()
+
+    def _line(self) -> int:
+        """The number of the line last read (counted only for a message: it reads the file up to there)."""
+        assert self._handle is not None
+        with self.path.open("rb") as fh:
+            return fh.read(self._handle.tell()).count(b"\n")
+
+    def _advance(self) -> None:
+        self._next = None
+        if self._handle is None or self._left <= 0:
+            return
+        raw = self._handle.readline(self._left)
+        self._left -= len(raw)
+        try:
+            self._next = self._parse(json.loads(raw))
+        except (ValueError, KeyError, TypeError) as exc:
+            raise DataError(f"expected a record or rejection of the run, as spanaug writes them: {exc}", path=self.path, line=self._line()) from None
+
+    def take(self, example_id: str) -> Iterator[Augmented | Rejection]:
+        while self._next is not None and self._next.source_id == example_id:
+            yield self._next
+            self._advance()
+
+    def check_all_read(self) -> None:
+        if self._next is not None:
+            raise RunStateError(
+                f"cannot add iterations: {self.path}, line {self._line()}, is of example {self._next.source_id!r}, which "
+                "the run's input does not have there (did the input change?)"
+            )
+        if self._handle is not None:
+            self._handle.close()
+            self._handle = None

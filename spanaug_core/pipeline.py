@@ -28,6 +28,11 @@ chunk) may yield ``IDLE`` when it has no example *yet*: the pipeline goes on dec
 what it has and asks again later, and ``outcomes`` returns only when the input is idle
 and nothing is in progress.
 
+A run that ended can be taken further (more iterations): each of its examples comes back
+as a ``Continued`` one, whose jobs are rebuilt by replaying what its rounds wrote on them
+(``_continued``), checking each round's constraints against what the replay gives, so
+that the new rounds go on exactly as one longer run would have.
+
 An example with no span to rewrite but with spans to keep is paraphrased as a whole
 (e.g. NER with kept entities): each round takes the best new candidate that still
 contains the kept spans. Such a job asks the same request every round; a decoder that
@@ -43,8 +48,8 @@ from typing import Any
 
 from spanaug_core.choices import carried_copy_found, first_rejection, ranked_choices, record_of
 from spanaug_core.config import RunConfig
-from spanaug_core.errors import SpanaugError
-from spanaug_core.jobs import Attempt, ExampleRun, Job
+from spanaug_core.errors import ConfigError, RunStateError, SpanaugError
+from spanaug_core.jobs import Attempt, Continued, ExampleRun, Job
 from spanaug_core.outcomes import IDLE, InOrder, Outcome, Rejection, RunStats, _Idle
 from spanaug_core.plugins import Registry, default_registry
 from spanaug_core.protocols import (
@@ -171,13 +176,14 @@ class Pipeline:
             if isinstance(outcome, Augmented):
                 yield outcome
 
-    def outcomes(self, examples: Iterable[Example | _Idle], total: int | None = None) -> Iterator[Outcome]:
+    def outcomes(self, examples: Iterable[Example | Continued | _Idle], total: int | None = None) -> Iterator[Outcome]:
         """Augment ``examples`` (streamed): records and rejections in input order, checkpoints between.
 
         Each finished example's outcomes are followed by a ``Checkpoint`` that counts it;
         a ``Checkpoint`` counting none may come between. After :meth:`restore`, the
         restored examples come first, then ``examples`` (which should then start after
-        the last example the checkpoint had read). ``examples`` may yield ``IDLE``.
+        the last example the checkpoint had read). ``examples`` may yield ``IDLE``, and
+        ``Continued`` examples of a run taken further.
         """
         order = self._order = InOrder(self._restored)
         self._restored = {}
@@ -261,15 +267,59 @@ class Pipeline:
         return devices({kind: getattr(c, "config", None) for kind, c in (("decoder", self.decoder), ("aligner", self.aligner))})
 
     # -- one example ------------------------------------------------------------------
-    def _start(self, order: InOrder[ExampleRun], example: Example) -> ExampleRun:
+    def _start(self, order: InOrder[ExampleRun], item: Example | Continued) -> ExampleRun:
         """An example just read, as a run held in ``order``."""
-        jobs, skipped = self._jobs_for(example)
-        self.stats.jobs += len(jobs)
-        self.stats.skipped_spans += skipped
-        if not jobs:
-            self.stats.skipped_examples += 1
-        run = ExampleRun(seq=order.next_seq, example=example, jobs=jobs, seen={example.text})
+        if isinstance(item, Continued):
+            run = self._continued(order.next_seq, item)
+        else:
+            jobs, skipped = self._jobs_for(item)
+            self.stats.jobs += len(jobs)
+            self.stats.skipped_spans += skipped
+            if not jobs:
+                self.stats.skipped_examples += 1
+            run = ExampleRun(seq=order.next_seq, example=item, jobs=jobs, seen={item.text})
         order.add(run)
+        return run
+
+    def _continued(self, seq: int, item: Continued) -> ExampleRun:
+        """A run's example as it stood after its last round: its jobs rebuilt, and each round's
+        outcome replayed on its job as ``_advance`` acted on it (avoid set, stop).
+
+        Each outcome's constraints must be what the replay gives that round: a run made with
+        another expander or lexicon (or its files edited) would otherwise go on from a state
+        it never had. The counts are not touched: the run counted those rounds when it ran them.
+        """
+        example = item.example
+        if self.settings.chain:
+            raise ConfigError("cannot add iterations to a run with chain = true: its rounds' sentences are not kept")
+
+        def refuse(why: str) -> RunStateError:
+            return RunStateError(f"cannot add iterations to example {example.id!r}: {why}")
+
+        jobs, _ = self._jobs_for(example)
+        rounds = {(o.target, o.iteration): o for o in item.outcomes}
+        run = ExampleRun(seq=seq, example=example, jobs=jobs, seen={example.text}, iteration=item.iterations)
+        for job in jobs:
+            for iteration in range(1, item.iterations + 1):
+                job.iteration = iteration
+                outcome = rounds.pop((job.target, iteration), None)
+                if outcome is None:
+                    raise refuse(f"span {job.target} has no record or rejection of iteration {iteration} in the run's files (did the input change?)")
+                if outcome.constraints != job.constraints:
+                    raise refuse(
+                        f"span {job.target} had other constraints in iteration {iteration} than this spanaug gives it "
+                        "(was the run made with another expander, lexicon or version?)"
+                    )
+                record = outcome if isinstance(outcome, Augmented) else outcome.record
+                if record is None:
+                    job.stopped = outcome.reason
+                    break
+                run.seen.add(record.text)
+                if self._taken(job, example, record.tokens, _target_of(job, example, record)) is not None:
+                    break
+        if rounds:
+            target, iteration = next(iter(rounds))
+            raise refuse(f"it has an outcome of span {target} in iteration {iteration}, which this run does not rewrite then")
         return run
 
     def _like_source(self, job: Job, candidate: Candidate) -> Candidate:
@@ -427,6 +477,20 @@ class Pipeline:
                     forms += word_forms
         return forms
 
+    def _taken(self, job: Job, example: Example, tokens: Sequence[str], span: tuple[int, int] | None) -> str | None:
+        """Act on the candidate a round kept (``span``: where its target went): the aligned phrase
+        joins the job's avoid set. When that adds nothing the job stops (its next round would
+        ask the decoder the same request): the reason, else None."""
+        if span is None:
+            return None
+        fresh = [p for p in _unique(self._avoid_next(job, tokens[span[0] : span[1]])) if p not in job.avoid]
+        job.avoid.extend(fresh)
+        if fresh:
+            job.prefer = self._prefer(example, job)
+            return None
+        job.stopped = "avoid-set-unchanged"
+        return job.stopped
+
     def _advance(self, attempt: Attempt) -> list[Augmented | Rejection]:
         """The outcomes of one attempt; updates the job (avoid set, stop, chained sentence)."""
         job, example = attempt.job, attempt.run.example
@@ -457,14 +521,23 @@ class Pipeline:
         else:
             self.stats.rejected += 1
             out.append(Rejection(example.id, job.target, job.iteration, reason, job.constraints, record))
-        if choice.span is not None:
-            fresh = [p for p in _unique(self._avoid_next(job, cand.tokens[choice.span[0] : choice.span[1]])) if p not in job.avoid]
-            job.avoid.extend(fresh)
-            if fresh:
-                job.prefer = self._prefer(example, job)
-            else:
-                job.stopped = "avoid-set-unchanged"
-                self.stats.stopped[job.stopped] += 1
+        stopped = self._taken(job, example, cand.tokens, choice.span)
+        if stopped is not None:
+            self.stats.stopped[stopped] += 1
         if self.settings.chain:
             job.tokens, job.span, job.kept, job.carried = cand.tokens, choice.span, choice.kept, choice.carried
         return out
+
+
+def _target_of(job: Job, example: Example, record: Augmented) -> tuple[int, int] | None:
+    """Where a job's record put its target: ``record_of`` writes the job's target, kept and
+    carried spans in source order, leaving out the carried ones it lacks (``dropped``)."""
+    if job.target is None:
+        return None
+    present = sorted({job.target, *(i for i, _ in job.kept), *(i for i, _ in job.carried)} - set(record.dropped))
+    source = example.spans[job.target]
+    if len(present) == len(record.spans):
+        span = record.spans[present.index(job.target)]
+        if (span.label, span.role) == (source.label, source.role):
+            return span.start, span.end
+    raise RunStateError(f"cannot add iterations: record {record.id!r} does not hold its target span where this spanaug writes it")

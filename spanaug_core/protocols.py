@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -23,6 +23,9 @@ from spanaug_core.flags import flag
 from spanaug_core.outcomes import Outcome, RunStats
 from spanaug_core.settings import PipelineSettings
 from spanaug_core.types import AlignItem, Alignment, Augmented, Candidate, DecodeRequest, Example, Span
+
+if TYPE_CHECKING:
+    from spanaug_core.jobs import Continued
 
 
 class ComponentConfig(BaseModel):
@@ -235,12 +238,13 @@ class Execution(Protocol):
     ``outcomes`` yields records and rejections in input order with a ``Checkpoint``
     after each stretch of finished examples; at a checkpoint, ``in_flight()`` is the JSON
     state of the examples read but not yet yielded, which ``restore`` takes back before
-    the next ``outcomes`` (``--resume``). ``resources()`` says what ran it, for the manifest.
+    the next ``outcomes`` (``--resume``). ``examples`` may hold ``Continued`` ones (a run
+    taken to more iterations). ``resources()`` says what ran it, for the manifest.
     """
 
     stats: RunStats
 
-    def outcomes(self, examples: Iterable[Example], total: int | None = None) -> Iterator[Outcome]: ...
+    def outcomes(self, examples: Iterable[Example | Continued], total: int | None = None) -> Iterator[Outcome]: ...
 
     def in_flight(self) -> list[dict[str, Any]]: ...
 

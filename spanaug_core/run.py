@@ -8,7 +8,9 @@ pipeline where it runs; this process always reads the input and is the one write
 run folder, whose manifest keeps every component's options with their defaults filled in.
 On resume the examples the last commit had read are skipped (the id of the last one is
 checked, so that a changed input file is caught) and the ones it had in progress are
-restored into the pipeline.
+restored into the pipeline. A completed run resumed with more iterations is taken further:
+the examples it had done come back as ``Continued`` ones, each with what its earlier
+iterations wrote (``output.EarlierOutcomes``), and the rest of the input follows as usual.
 
 SIGTERM (``docker stop``, Slurm, Kubernetes) and SIGHUP (a closed terminal) end a run the
 way Ctrl-C does inside ``signals_as_interrupts``, which ``spanaug run`` uses: the run
@@ -36,7 +38,8 @@ from spanaug_core.config import SUGGESTED, ComponentSpec, RunConfig, merge
 from spanaug_core.errors import ConfigError, DataError, FileSystemError, RunStateError
 from spanaug_core.kinds import SECTIONS
 from spanaug_core.outcomes import Checkpoint
-from spanaug_core.output import MANIFEST, RunStore
+from spanaug_core.jobs import Continued
+from spanaug_core.output import MANIFEST, EarlierOutcomes, RunStore
 from spanaug_core.plugins import Registry, default_registry
 from spanaug_core.protocols import Execution, ProgressCallback, RunPlan
 from spanaug_core.settings import PipelineSettings, RunPreset
@@ -132,7 +135,29 @@ def unique_ids(examples: Iterable[Example], source: object) -> Iterator[Example]
         yield example
 
 
-def _skip(examples: Iterator[Example], read: int, last_id: str | None) -> Iterator[Example]:
+def _continued(examples: Iterator[Example], folder: Path, continuing: dict[str, Any]) -> Iterator[Example | Continued]:
+    """The input, its first ``continuing["examples"]`` examples (those the run had done) as
+    ``Continued`` ones with what their earlier iterations wrote."""
+    done = continuing["examples"]
+    if not done:
+        yield from examples
+        return
+    earlier = EarlierOutcomes(folder, continuing)
+    for number, example in enumerate(itertools.islice(examples, done), start=1):
+        if number == done and example.id != continuing["last_id"]:
+            raise RunStateError(
+                f"cannot add iterations: example {done} of the input is '{example.id}', but the run had "
+                f"'{continuing['last_id']}' there (did the input change?)"
+            )
+        yield Continued(example, earlier.of(example.id), continuing["iterations"])
+        if number == done:
+            earlier.check_all_read()
+            yield from examples
+            return
+    raise RunStateError(f"cannot add iterations: the input now has fewer than the {done} examples the run had done")
+
+
+def _skip(examples: Iterator[Example | Continued], read: int, last_id: str | None) -> Iterator[Example | Continued]:
     """Drop the ``read`` examples a commit had read, checking the last one is where it was."""
     if read:
         skipped = list(itertools.islice(examples, read - 1, read))
@@ -357,7 +382,10 @@ def _drive(config: RunConfig, reader: Any, execution: Execution, resume: bool, o
         execution.restore(committed.get("in_flight", []))
         read = committed.get("examples_read", done)
         source = config.input or config.dataset.name
-        examples = _skip(unique_ids(reader.read(config.input), source), read, committed.get("last_read_id", last_id))
+        inputs: Iterator[Example | Continued] = unique_ids(reader.read(config.input), source)
+        if "continuing" in committed:
+            inputs = _continued(inputs, config.output, committed["continuing"])
+        examples = _skip(inputs, read, committed.get("last_read_id", last_id))
         if config.limit is not None:
             examples = itertools.islice(examples, max(config.limit - read, 0))
         total = reader.count(config.input) if callable(getattr(reader, "count", None)) else None

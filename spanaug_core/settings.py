@@ -49,7 +49,7 @@ class PipelineSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    iterations: int = Field(default=10, ge=1, description="rounds of paraphrase + align per span", json_schema_extra=flag("--iterations"))
+    iterations: int = Field(default=10, ge=1, description="rounds of paraphrase + align per span (raised with --resume, it takes a completed run further)", json_schema_extra=flag("--iterations"))
     top_m: int = Field(default=20, ge=1, description="candidates the aligner scores per round", json_schema_extra=flag("--top-m"))
     chain: bool = Field(
         default=False, description="paraphrase the previous output instead of the original", json_schema_extra=flag("--chain")

@@ -37,6 +37,7 @@ from pydantic import Field
 
 from spanaug_core.errors import ConfigError, SpanaugError
 from spanaug_core.flags import flag
+from spanaug_core.jobs import Continued, input_from_state, input_state
 from spanaug_core.outcomes import IDLE, Checkpoint, InOrder, Outcome, Rejection, RunStats, outcome_from_state, outcome_state
 from spanaug_core.pipeline import Pipeline
 from spanaug_core.protocols import ComponentConfig, ProgressCallback, ProgressEvent, RunPlan, devices
@@ -188,7 +189,7 @@ class PipelineWorker:
 
     def __init__(self) -> None:
         self.pipeline: Pipeline | None = None
-        self._inbox: queue.Queue[tuple[int, list[Example]]] = queue.Queue()
+        self._inbox: queue.Queue[tuple[int, list[Example | Continued]]] = queue.Queue()
         self._tickets = itertools.count()
         self._done = threading.Condition()
         self._results: dict[int, tuple[list[Augmented | Rejection], dict[str, Any]]] = {}
@@ -212,7 +213,7 @@ class PipelineWorker:
             **self.pipeline.devices(),
         }
 
-    def run(self, examples: list[Example]) -> tuple[list[Augmented | Rejection], dict[str, Any]]:
+    def run(self, examples: list[Example | Continued]) -> tuple[list[Augmented | Rejection], dict[str, Any]]:
         """The outcomes of ``examples`` in order, and the counts that came with them."""
         ticket = next(self._tickets)
         self._inbox.put((ticket, examples))
@@ -229,7 +230,7 @@ class PipelineWorker:
             first = self._inbox.get()
             open_chunks: deque[tuple[int, list[int], list[Augmented | Rejection]]] = deque()
 
-            def feed(item: tuple[int, list[Example]] | None = first) -> Iterator[Example | Any]:
+            def feed(item: tuple[int, list[Example | Continued]] | None = first) -> Iterator[Example | Any]:
                 while True:
                     if item is None:
                         try:
@@ -270,7 +271,7 @@ class _Chunk:
     """Consecutive input examples sent to one worker; ``outcomes`` once a worker finished them."""
 
     seq: int
-    examples: list[Example]
+    examples: list[Example | Continued]
     outcomes: list[Augmented | Rejection] | None = None
     counts: dict[str, Any] = field(default_factory=dict)
     attempts: int = 0
@@ -281,7 +282,7 @@ class _Chunk:
         return [example.id for example in self.examples]
 
     def to_state(self) -> dict[str, Any]:
-        state: dict[str, Any] = {"seq": self.seq, "examples": [e.model_dump(mode="json") for e in self.examples]}
+        state: dict[str, Any] = {"seq": self.seq, "examples": [input_state(e) for e in self.examples]}
         if self.outcomes is not None:
             state["outcomes"] = [outcome_state(o) for o in self.outcomes]
             state["counts"] = self.counts
@@ -296,7 +297,7 @@ class _Chunk:
         done = data.get("outcomes")
         return cls(
             seq=data["seq"],
-            examples=[Example.model_validate(e) for e in data["examples"]],
+            examples=[input_from_state(e) for e in data["examples"]],
             outcomes=[outcome_from_state(o) for o in done] if done is not None else None,
             counts=data.get("counts", {}),
         )
@@ -408,7 +409,7 @@ class RayExecution:
     def restore(self, state: Sequence[dict[str, Any]]) -> None:
         self._restored = [_Chunk.from_state(data) for data in state]
 
-    def outcomes(self, examples: Iterable[Example], total: int | None = None) -> Iterator[Outcome]:
+    def outcomes(self, examples: Iterable[Example | Continued], total: int | None = None) -> Iterator[Outcome]:
         """Records and rejections in input order, a ``Checkpoint`` after each chunk's (``outcomes.InOrder``)."""
         order = self._order = InOrder({chunk.seq: chunk for chunk in self._restored})
         self._restored = []

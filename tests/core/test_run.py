@@ -170,8 +170,100 @@ def test_existing_output_needs_resume(tmp_path, run_registry) -> None:
 
 def test_resume_refuses_a_changed_config(tmp_path, run_registry) -> None:
     execute(config_for(tmp_path), registry=run_registry)
-    with pytest.raises(RunStateError, match="differs in iterations .iterations: the run had 3, now 4.*--set KEY=VALUE"):
-        execute(config_for(tmp_path, iterations=4), resume=True, registry=run_registry)
+    with pytest.raises(RunStateError, match="differs in iterations .iterations: the run had 3, now 2.*--set KEY=VALUE"):
+        execute(config_for(tmp_path, iterations=2), resume=True, registry=run_registry)
+    with pytest.raises(RunStateError, match="differs in iterations, top_m"):
+        execute(config_for(tmp_path, iterations=4, top_m=3), resume=True, registry=run_registry)
+
+
+def read_rejected(out: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in (out / "rejected.jsonl").read_text().splitlines()]
+
+
+# A filter that drops some records (their rounds still grow the avoid set) and spans that stop.
+GROWN = {"filters": ["copy", {"name": "max-iteration", "max_iteration": 2}], "decoder.batch_size": 2}
+
+
+def test_a_completed_run_resumed_with_more_iterations_writes_what_a_longer_run_writes(tmp_path, run_registry) -> None:
+    (tmp_path / "ref").mkdir()
+    execute(config_for(tmp_path / "ref", iterations=4, **GROWN), registry=run_registry)
+    ref = tmp_path / "ref" / "out"
+    execute(config_for(tmp_path, iterations=1, **GROWN), registry=run_registry)
+    out = tmp_path / "out"
+    first = read_records(out)
+    execute(config_for(tmp_path, iterations=2, **GROWN), resume=True, registry=run_registry)
+    summary = execute(config_for(tmp_path, iterations=4, **GROWN), resume=True, registry=run_registry)
+    assert summary.status == "completed"
+    records = read_records(out)
+    assert records[: len(first)] == first  # what the run had stays as it was; the new rounds follow
+    assert sorted(records, key=lambda r: r.id) == sorted(read_records(ref), key=lambda r: r.id)
+    assert {r.iteration for r in records} == {1, 2} and {r["iteration"] for r in read_rejected(out)} >= {3}
+    key = lambda line: (line["source_id"], line["target"], line["iteration"])  # noqa: E731
+    assert sorted(read_rejected(out), key=key) == sorted(read_rejected(ref), key=key)
+    manifest, expected = (json.loads((folder / "manifest.json").read_text()) for folder in (out, ref))
+    assert [(s["from"], s["to"]) for s in manifest["iterations_added"]] == [(1, 2), (2, 4)]
+    assert manifest["config"]["iterations"] == 4 and manifest["progress"]["examples_done"] == 9
+    for count in ("examples", "jobs", "accepted", "rejected", "stopped"):
+        assert manifest["counts"][count] == expected["counts"][count], count
+    # Taken further, it resumes as any run: nothing left to do.
+    assert execute(config_for(tmp_path, iterations=4, **GROWN), resume=True, registry=run_registry).status == "completed"
+    assert read_records(out) == records
+
+
+def test_taking_a_run_further_survives_an_interruption(tmp_path, run_registry, monkeypatch) -> None:
+    (tmp_path / "ref").mkdir()
+    execute(config_for(tmp_path / "ref", iterations=3, **GROWN), registry=run_registry)
+    execute(config_for(tmp_path, iterations=1, **GROWN), registry=run_registry)
+    before_decode_call(monkeypatch, 2, ctrl_c)
+    with pytest.raises(KeyboardInterrupt):
+        execute(config_for(tmp_path, iterations=3, **GROWN), resume=True, registry=run_registry)
+    progress = json.loads((tmp_path / "out" / "manifest.json").read_text())["progress"]
+    assert progress["continuing"]["iterations"] == 1 and progress["in_flight"]
+    monkeypatch.undo()
+    execute(config_for(tmp_path, iterations=3, **GROWN), resume=True, registry=run_registry)
+    assert sorted(read_records(tmp_path / "out"), key=lambda r: r.id) == sorted(read_records(tmp_path / "ref" / "out"), key=lambda r: r.id)
+
+
+def test_a_run_is_taken_further_only_when_it_completed_and_kept_what_it_needs(tmp_path, run_registry, monkeypatch) -> None:
+    before_decode_call(monkeypatch, 3, ctrl_c)
+    with pytest.raises(KeyboardInterrupt):
+        execute(config_for(tmp_path, iterations=2), registry=run_registry)
+    monkeypatch.undo()
+    with pytest.raises(RunStateError, match="has not completed. Resume it with --iterations 2 first"):
+        execute(config_for(tmp_path, iterations=3), resume=True, registry=run_registry)
+
+    (tmp_path / "quiet").mkdir()
+    execute(config_for(tmp_path / "quiet", iterations=1, write_rejected=False), registry=run_registry)
+    with pytest.raises(RunStateError, match="write_rejected = false"):
+        execute(config_for(tmp_path / "quiet", iterations=2, write_rejected=False), resume=True, registry=run_registry)
+
+
+def test_a_run_whose_records_do_not_replay_is_not_taken_further(tmp_path, run_registry) -> None:
+    execute(config_for(tmp_path, iterations=1), registry=run_registry)
+    path = tmp_path / "out" / "augmented.jsonl"
+    lines = path.read_text().splitlines()
+    record = json.loads(lines[1])
+    record["constraints"]["avoid"] = ["something else"]
+    lines[1] = json.dumps(record)
+    path.write_text("\n".join(lines) + "\n")
+    rewrite_manifest(tmp_path, lambda m: m["progress"].update(augmented_bytes=path.stat().st_size))
+    with pytest.raises(RunStateError, match=f"example '{record['source_id']}'.*other constraints in iteration 1"):
+        execute(config_for(tmp_path, iterations=2), resume=True, registry=run_registry)
+
+
+def test_a_run_whose_input_lost_examples_is_not_taken_further(tmp_path, run_registry) -> None:
+    execute(config_for(tmp_path, iterations=1), registry=run_registry)
+    config = config_for(tmp_path, iterations=2)
+    lines = (tmp_path / "in.jsonl").read_text().splitlines()
+    (tmp_path / "in.jsonl").write_text("\n".join(lines[:-1]) + "\n")
+    with pytest.raises(RunStateError, match="fewer than the 9 examples the run had done"):
+        execute(config, resume=True, registry=run_registry)
+    (tmp_path / "in.jsonl").write_text("\n".join([*lines[:-1], lines[0].replace('"s0"', '"s9"')]) + "\n")
+    with pytest.raises(RunStateError, match="example 9 of the input is 's9', but the run had 's8' there"):
+        execute(config, resume=True, registry=run_registry)
+    (tmp_path / "in.jsonl").write_text("\n".join([lines[1], lines[0], *lines[2:]]) + "\n")
+    with pytest.raises(RunStateError, match="iteration 1 in the run's files .did the input change"):
+        execute(config, resume=True, registry=run_registry)
 
 
 def test_resume_refuses_a_changed_input(tmp_path, run_registry) -> None:

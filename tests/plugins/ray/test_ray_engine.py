@@ -191,6 +191,23 @@ def test_resume_redispatches_only_the_chunks_not_finished(cluster, local_run, tm
     assert decoded["We will confirm the date."] == local["We will confirm the date."]  # s2 (with s6): redone
 
 
+def test_a_run_taken_to_more_iterations_on_ray_writes_what_the_longer_local_run_writes(cluster, local_run, tmp_path) -> None:
+    from spanaug_ray.engine import _Chunk
+
+    from spanaug_core.jobs import Continued
+
+    execute(load_run_config(None, flags_for(tmp_path, "out", iterations=1, **ray_flags())), registry=make_registry())
+    execute(load_run_config(None, flags_for(tmp_path, "out", **ray_flags())), resume=True, registry=make_registry())
+    got, expected = files(tmp_path / "out"), files(local_run)
+    assert [sorted(text.splitlines()) for text in got] == [sorted(text.splitlines()) for text in expected]
+    assert got[0] != expected[0]  # the new rounds' records come after the first round's
+    # A chunk of such examples goes into a checkpoint and comes back whole.
+    example = Example.model_validate_json(Path(flags_for(tmp_path, "again")["input"]).read_text().splitlines()[0])
+    record = Augmented.model_validate_json(files(local_run)[0].splitlines()[0])
+    chunk = _Chunk(0, [Continued(example, (record,), 1), example])
+    assert _Chunk.from_state(json.loads(json.dumps(chunk.to_state()))).examples == chunk.examples
+
+
 def tiny_llama_folder(folder: Path) -> Path:
     """A two-layer random Llama and a word-level tokenizer of the test sentences, saved as a model folder."""
     import torch
