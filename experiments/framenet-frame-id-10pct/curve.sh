@@ -49,6 +49,9 @@
 #                                  it2's filtered cells as in held, each gold sentence seen TIMES an epoch
 #                                  (trainer.exhaustive_repeat): repeat-TIMES-FRACTION-filtered; `merge-repeat
 #                                  TIMES` joins them with held's gold cells in gold-repeat/
+#   curve.sh FN it3 TIMES FRACTION the same with the three-iteration run's records (run-fn-pool-it3-int8, the
+#                                  two-iteration run taken one iteration further): it3-repeat-TIMES-FRACTION-filtered;
+#                                  `merge-it3 TIMES` joins them with held's gold cells in three-iterations/
 # Run from the folder make-data.sh wrote, with run-fn-pool/ complete; FN is the fndata-1.5 folder.
 set -euo pipefail
 FN=${1:?the unpacked fndata-1.5 folder}; what=${2:-both}
@@ -67,10 +70,10 @@ curve() {  # curve CONDITIONS OUT PROJECT_SOURCE [FRACTIONS [--set ...]]; the fi
     "${filters[@]}" --set trainer.epochs=60 --set trainer.patience=10 --set trainer.min_epochs=30 --set trainer.batch_size=4 \
     --set trainer.project_source="$project" "$@" --no-progress --out "$out"
 }
-it2() {  # it2 CONDITIONS FRACTION OUT [--set ...]: the two-iteration run's records with gold's step floor
+it2() {  # it2 CONDITIONS FRACTION OUT [--set ...]: the two-iteration run's records (or RUN's) with gold's step floor
   local conditions=$1 fraction=$2 out=$3 floor; shift 3
   case $fraction in 0.5) floor=$STEPS_50 ;; 1) floor=$STEPS_100 ;; *) echo "curve.sh: fraction 0.5 or 1, not $fraction" >&2; exit 2 ;; esac
-  AUGMENTED=run-fn-pool-it2-int8 curve "$conditions" "$out" true "$fraction" \
+  AUGMENTED=${RUN:-run-fn-pool-it2-int8} curve "$conditions" "$out" true "$fraction" \
     --set trainer.min_epochs=1 --set trainer.min_steps=$floor "$@"
 }
 retrain() {  # retrain NAME FRACTION [CONDITION] [--set ...]: gold and it2's filtered cells (or one condition's) in NAME-FRACTION[-CONDITION]
@@ -113,14 +116,18 @@ case $what in
            spanaug experiment summarize keep-*/lexicon.csv --out lexicon \
              --title "frame-id, a pool of 272 sentences: two iterations, predictions held to FrameNet's LUs" ;;
   held) retrain held "${3:-}" "${4:-}" --set "trainer.lexicon={name: framenet, release: $FN}" ;;
-  repeat) times=${3:?times each gold sentence is seen an epoch, e.g. 7}
-          retrain "repeat-$times" "${4:-}" filtered --set "trainer.lexicon={name: framenet, release: $FN}" \
+  repeat|it3) times=${3:?times each gold sentence is seen an epoch, e.g. 7}
+          if [[ $what == it3 ]]; then export RUN=run-fn-pool-it3-int8; name=it3-repeat; else name=repeat; fi
+          retrain "$name-$times" "${4:-}" filtered --set "trainer.lexicon={name: framenet, release: $FN}" \
             --set trainer.exhaustive_repeat="$times" ;;
   merge-repeat) times=${3:?times, as given to repeat}; rm -rf gold-repeat
                 spanaug experiment summarize held-*-gold/results.csv "repeat-$times"-*/results.csv --out gold-repeat \
                   --title "frame-id, a pool of 272 sentences: two iterations, held, each gold sentence $times times an epoch with records" ;;
+  merge-it3) times=${3:?times, as given to it3}; rm -rf three-iterations
+             spanaug experiment summarize held-*-gold/results.csv "it3-repeat-$times"-*/results.csv --out three-iterations \
+               --title "frame-id, a pool of 272 sentences: three iterations, held, each gold sentence $times times an epoch with records" ;;
   merge-held) rm -rf held  # made anew from the parts, which a rerun may have grown
               spanaug experiment summarize held-*/results.csv --out held \
                 --title "frame-id, a pool of 272 sentences: two iterations, held to FrameNet's LUs on dev and test" ;;
-  *) echo "usage: curve.sh FN [both | run CONDITIONS OUT | merge | project | merge-project | steps | lexsub | strict | merge-steps | it2 CONDITIONS FRACTION | merge-it2 | share SHARE FRACTION | keep FRACTION [CONDITION] | lexicon | held FRACTION [CONDITION] | merge-held | repeat TIMES FRACTION | merge-repeat TIMES]" >&2; exit 2 ;;
+  *) echo "usage: curve.sh FN [both | run CONDITIONS OUT | merge | project | merge-project | steps | lexsub | strict | merge-steps | it2 CONDITIONS FRACTION | merge-it2 | share SHARE FRACTION | keep FRACTION [CONDITION] | lexicon | held FRACTION [CONDITION] | merge-held | repeat TIMES FRACTION | merge-repeat TIMES | it3 TIMES FRACTION | merge-it3 TIMES]" >&2; exit 2 ;;
 esac
