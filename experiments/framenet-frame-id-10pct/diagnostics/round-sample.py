@@ -1,0 +1,67 @@
+"""A blind sample of a run's records for judging, by round: N of each round asked for, shuffled.
+
+Each item shows what the annotators of finding 10's and the three-iteration run's samples saw:
+the frame and its FrameNet definition, the source with its trigger marked, the output with
+its new trigger marked; nothing else (no round, score or filter verdict). The key (item,
+record id, round) goes to its own file, for the judgments to be joined back.
+
+    python round-sample.py RUN POOL FNDATA ITEMS.md KEY.tsv 1=25 2=25 3=50 [--seed 44]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import re
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+_FN = "{http://framenet.icsi.berkeley.edu}"
+
+
+def definition(fndata: Path, frame: str) -> str:
+    """The frame's definition as plain text (its markup and examples' tags removed), at most 600 characters."""
+    text = ET.parse(fndata / "frame" / f"{frame}.xml").getroot().findtext(f"{_FN}definition") or ""
+    return " ".join(re.sub(r"<[^>]+>", "", text).split())[:600]
+
+
+def marked(tokens: list[str], start: int, end: int) -> str:
+    return " ".join([*tokens[:start], "[[" + " ".join(tokens[start:end]) + "]]", *tokens[end:]])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("run", type=Path)
+    parser.add_argument("pool", type=Path)
+    parser.add_argument("fndata", type=Path)
+    parser.add_argument("items", type=Path)
+    parser.add_argument("key", type=Path)
+    parser.add_argument("rounds", nargs="+", help="ROUND=N: how many records of each round")
+    parser.add_argument("--seed", type=int, default=44)
+    args = parser.parse_args()
+    sources = {e["id"]: e for e in map(json.loads, args.pool.read_text().splitlines())}
+    records = [json.loads(line) for line in (args.run / "augmented.jsonl").read_text().splitlines()]
+    rng = random.Random(args.seed)
+    picked = []
+    for spec in args.rounds:
+        round_, n = map(int, spec.split("="))
+        picked += rng.sample([r for r in records if r["iteration"] == round_], n)
+    rng.shuffle(picked)
+    items, key = [], []
+    for number, record in enumerate(picked, start=1):
+        source = sources[record["source_id"]]
+        target = source["spans"][record["target"]]
+        new = next(s for s in record["spans"] if s["role"] == "target" and not s.get("attrs", {}).get("carried"))
+        items.append(
+            f"## item {number}\nframe: {target['label']}\ndefinition: {definition(args.fndata, target['label'])}\n"
+            f"source: {marked(source['tokens'], target['start'], target['end'])}\n"
+            f"output: {marked(record['tokens'], new['start'], new['end'])}\n"
+        )
+        key.append(f"{number}\t{record['id']}\t{record['iteration']}\n")
+    args.items.write_text("\n".join(items))
+    args.key.write_text("".join(key))
+
+
+if __name__ == "__main__":
+    main()
