@@ -237,6 +237,11 @@ def test_a_run_is_taken_further_only_when_it_completed_and_kept_what_it_needs(tm
     with pytest.raises(RunStateError, match="write_rejected = false"):
         execute(config_for(tmp_path / "quiet", iterations=2, write_rejected=False), resume=True, registry=run_registry)
 
+    (tmp_path / "chain").mkdir()
+    execute(config_for(tmp_path / "chain", iterations=1, chain=True), registry=run_registry)
+    with pytest.raises(ConfigError, match="chain = true: its rounds' sentences are not kept"):
+        execute(config_for(tmp_path / "chain", iterations=2, chain=True), resume=True, registry=run_registry)
+
 
 def test_a_run_whose_records_do_not_replay_is_not_taken_further(tmp_path, run_registry) -> None:
     execute(config_for(tmp_path, iterations=1), registry=run_registry)
