@@ -51,7 +51,7 @@ from spanaug_core.config import BEFORE_ADDED, REMOVED, RunConfig
 from spanaug_core.errors import DataError, FileSystemError, RunStateError
 from spanaug_core.files import ensure_folder, remove_stale_temporaries, replace_json, writing
 from spanaug_core.kinds import SECTIONS
-from spanaug_core.outcomes import Rejection, outcome_from_state
+from spanaug_core.outcomes import Rejection
 from spanaug_core.types import Augmented
 
 AUGMENTED = "augmented.jsonl"
@@ -415,7 +415,7 @@ class EarlierOutcomes:
 
         self._files = [
             *stretches(AUGMENTED, "augmented_bytes", Augmented.model_validate),
-            *stretches(REJECTED, "rejected_bytes", lambda data: outcome_from_state({"rejection": data})),
+            *stretches(REJECTED, "rejected_bytes", Rejection.from_state),
         ]
 
     def of(self, example_id: str) -> tuple[Augmented | Rejection, ...]:
@@ -432,7 +432,6 @@ class _Lines:
 
     def __init__(self, path: Path, start: int, end: int, parse: Callable[[dict[str, Any]], Augmented | Rejection]) -> None:
         self.path = path
-        self._start = start
         self._left = end - start
         self._parse = parse
         self._next: Augmented | Rejection | None = None

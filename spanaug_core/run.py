@@ -36,9 +36,9 @@ from pydantic_core import to_jsonable_python
 
 from spanaug_core.config import SUGGESTED, ComponentSpec, RunConfig, merge
 from spanaug_core.errors import ConfigError, DataError, FileSystemError, RunStateError
+from spanaug_core.jobs import Continued
 from spanaug_core.kinds import SECTIONS
 from spanaug_core.outcomes import Checkpoint
-from spanaug_core.jobs import Continued
 from spanaug_core.output import MANIFEST, EarlierOutcomes, RunStore
 from spanaug_core.plugins import Registry, default_registry
 from spanaug_core.protocols import Execution, ProgressCallback, RunPlan
@@ -139,35 +139,33 @@ def _continued(examples: Iterator[Example], folder: Path, continuing: dict[str, 
     """The input, its first ``continuing["examples"]`` examples (those the run had done) as
     ``Continued`` ones with what their earlier iterations wrote."""
     done = continuing["examples"]
-    if not done:
-        yield from examples
-        return
     earlier = EarlierOutcomes(folder, continuing)
+    number = 0
     for number, example in enumerate(itertools.islice(examples, done), start=1):
-        if number == done and example.id != continuing["last_id"]:
-            raise RunStateError(
-                f"cannot add iterations: example {done} of the input is '{example.id}', but the run had "
-                f"'{continuing['last_id']}' there (did the input change?)"
-            )
+        if number == done:  # before it is yielded: a moved example would fail less clearly in its replay
+            _check_place(example, done, continuing["last_id"], "add iterations", "the run had done")
         yield Continued(example, earlier.of(example.id), continuing["iterations"])
-        if number == done:
-            earlier.check_all_read()
-            yield from examples
-            return
-    raise RunStateError(f"cannot add iterations: the input now has fewer than the {done} examples the run had done")
+    if number < done:
+        _check_place(None, done, None, "add iterations", "the run had done")
+    earlier.check_all_read()
+    yield from examples
+
+
+def _check_place(found: Example | Continued | None, number: int, last_id: str | None, doing: str, had: str) -> None:
+    """Refuse an input whose example ``number`` (``found``, None when the input is shorter) is not the run's ``last_id``."""
+    if found is None:
+        raise RunStateError(f"cannot {doing}: the input now has fewer than the {number} examples {had}")
+    if last_id is not None and found.id != last_id:
+        raise RunStateError(
+            f"cannot {doing}: example {number} of the input is '{found.id}', but the run had '{last_id}' "
+            "there (did the input change?)"
+        )
 
 
 def _skip(examples: Iterator[Example | Continued], read: int, last_id: str | None) -> Iterator[Example | Continued]:
     """Drop the ``read`` examples a commit had read, checking the last one is where it was."""
     if read:
-        skipped = list(itertools.islice(examples, read - 1, read))
-        if not skipped:
-            raise RunStateError(f"cannot resume: the input now has fewer than the {read} examples already read")
-        if last_id is not None and skipped[0].id != last_id:
-            raise RunStateError(
-                f"cannot resume: example {read} of the input is '{skipped[0].id}', but the run had '{last_id}' "
-                "there (did the input change?)"
-            )
+        _check_place(next(itertools.islice(examples, read - 1, read), None), read, last_id, "resume", "already read")
     return examples
 
 
