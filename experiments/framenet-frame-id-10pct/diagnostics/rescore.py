@@ -32,12 +32,18 @@ def examples(path: Path) -> list[Example]:
         return [Example.model_validate(json.loads(line)) for line in fh]
 
 
-def main(curve: Path, pool_file: Path, test_file: Path, out: Path, options: dict) -> None:
-    pool, test = examples(pool_file), examples(test_file)
+def curve_trainer(curve: Path, options: dict):
+    """The frame-id trainer with a curve's options (its ``experiment.json``) and ``options`` over them."""
     curve_options = json.loads((curve / "experiment.json").read_text(encoding="utf-8"))["trainer_options"]
     trainer = default_registry().create("trainer", "frame-id", **{**curve_options, **options})
     c = trainer.config
     trainer.vectors = WordVectors(c.encoder, c.device, c.max_length, batch_size=1)  # as the curve encodes
+    return trainer
+
+
+def main(curve: Path, pool_file: Path, test_file: Path, out: Path, options: dict) -> None:
+    pool, test = examples(pool_file), examples(test_file)
+    trainer = curve_trainer(curve, options)
     with (curve / "results.csv").open(encoding="utf-8", newline="") as fh:
         rows = list(csv.DictReader(fh))
     done = set()
