@@ -15,8 +15,13 @@ own, paraphrases taught the model to see triggers everywhere and lowered F1 belo
 a frame, the most probable first, dropping any that overlap one already kept; with a
 ``lexicon`` (a :class:`~spanaug_core.protocols.LabelLexicon` such as FrameNet's), a span's
 best label is taken among NULL and the frames the lexicon lists for its words, on dev as well, so
-that early stopping keeps the epoch that predicts best as the model will predict. The score is F1
-over (start, end, frame): a trigger counts only with the right span and the right frame.
+that early stopping keeps the epoch that predicts best as the model will predict. ``null_scale``
+moves the line between NULL and a frame: a span is a trigger where its best frame is more
+probable than that times NULL. Trained with smoothed NULL targets on few sentences, the model
+gives a trigger it has not seen little probability, and a scale well below 1, chosen on dev
+('dev'), finds many more of them at little cost in precision when a lexicon holds the frames
+(docs/results/framenet-frame-id-10pct.md). The score is F1 over (start, end, frame): a trigger
+counts only with the right span and the right frame.
 
 This module is light (no torch): the model's module is imported inside the methods.
 """
@@ -29,7 +34,7 @@ from dataclasses import dataclass, replace
 from difflib import SequenceMatcher
 from itertools import islice
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, ClassVar
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
 from pydantic import BeforeValidator, Field
 
@@ -136,6 +141,11 @@ class FrameIdTrainer:
             default=None, gt=0.0, lt=1.0, description="the most of the loss that paraphrases (meta['source_id']) may take: "
             "their spans are weighted down to this share of all training spans; unset: every span weighs the same"
         )
+        null_scale: Annotated[float, Field(gt=0.0)] | Literal["dev"] | None = Field(
+            default=None, description="a span is a trigger where its best frame is more probable than this times NULL: "
+            "below 1, more triggers. 'dev': the value of span_classifier.NULL_SCALES with the best dev F1, chosen when "
+            "training ends and saved with the model; unset: the model's own (1 unless it was calibrated)"
+        )
         exhaustive_repeat: int = Field(
             default=1, ge=1, description="times each exhaustively annotated training sentence is seen per epoch: as many "
             "passes over the gold sentences as gold alone gets, where paraphrases outnumber them (each epoch is longer)"
@@ -217,13 +227,16 @@ class FrameIdTrainer:
         """Fit the span classifier on ``train``, early-stop on ``dev`` F1, save it to ``out_dir``; returns dev metrics."""
         from spanaug_shared import postag
         from spanaug_shared.vectors import vectors_for
-        from spanaug_trainers.span_classifier import ClassifierConfig, fit, save_classifier, vocabulary
+        from spanaug_trainers.span_classifier import ClassifierConfig, best_null_scale, fit, save_classifier, vocabulary
         from spanaug_trainers.training import FitOptions, training_metrics
 
         c = self.config
         train = list(train)
         train_sentences = self.with_sources(train, [self.sentence(example) for example in train])
         dev_sentences = [self.sentence(example) for example in dev] if dev is not None else None
+        if c.null_scale == "dev" and not dev_sentences:
+            raise ConfigError(f"the {self.name} trainer's null_scale 'dev' is chosen on dev data: give dev examples, "
+                              "or set null_scale to a number")
         frames = sorted({frame for s in train_sentences for _, _, frame in s.instances(c.max_span) if frame is not None})
         if not frames:
             raise ConfigError(f"the {self.name} trainer found nothing to learn: no training example has a target span "
@@ -251,9 +264,19 @@ class FrameIdTrainer:
         # the fit sees the repeats (the counts and vocabularies above are of distinct sentences).
         epoch = self.weighted(*self.repeated(train, train_sentences))
         model = fit(shape, epoch, dev_sentences, vectors, tags, self.score, options, progress, held)
+        metrics = training_metrics(model.config.training)
+        if c.null_scale == "dev":
+            # After the epoch is chosen: calibrating every epoch would cost a dev pass per scale.
+            scale, by_scale = best_null_scale(model, dev_sentences or [], vectors, tags, self.score, held)
+            log.info("null_scale %g: dev F1 %.4f (%.4f at 1)", scale, by_scale[scale], by_scale[1.0])
+            training = {**model.config.training, "null_scales": {str(k): v for k, v in by_scale.items()}}
+            model.config = model.config.model_copy(update={"null_scale": scale, "training": training})
+            metrics.update(null_scale=scale, dev_f1_at_null_scale=by_scale[scale])
+        elif c.null_scale is not None:
+            model.config = model.config.model_copy(update={"null_scale": c.null_scale})
         save_classifier(model, out_dir)
         self._loaded[out_dir.resolve()] = model
-        return training_metrics(model.config.training)
+        return metrics
 
     def predict(self, model_dir: Path, examples: Iterable[Example]) -> Iterator[Example]:
         """Each example with its targets replaced by the predicted triggers and frames (frame elements dropped)."""
@@ -262,21 +285,33 @@ class FrameIdTrainer:
         from spanaug_trainers.span_classifier import classify
 
         model = self._model(model_dir)
-        tagger = None
-        if model.config.pos:
-            choice = postag.find_tagger()
-            if choice.tagger is None:
-                raise ConfigError(f"{model_dir} was trained with POS tags ({model.config.tagger}) but no POS tagger is "
-                                  f"installed here: {choice.description}")
-            tagger = choice.tagger
+        tagger = self._tagger(model_dir, model)
         stream = iter(examples)
         while chunk := list(islice(stream, PREDICT_CHUNK)):
             sentences = [example.tokens for example in chunk]
             vectors = vectors_for(self.vectors, model.config.encoder, self.config.device, model.config.max_length)
             vectors.encode(sentences)
             tags = postag.tag_sentences(tagger, sentences) if tagger is not None else None
-            predicted = classify(model, sentences, vectors, tags, max(self.config.batch_size, 64), self._licensed(model_dir))
+            predicted = classify(model, sentences, vectors, tags, max(self.config.batch_size, 64), self._licensed(model_dir),
+                                 self._null_scale(model))
             yield from (self.with_predictions(example, spans) for example, spans in zip(chunk, predicted))
+
+    def calibrate(self, model_dir: Path, dev: Iterable[Example]) -> tuple[float, dict[float, float]]:
+        """The ``null_scale`` that 'dev' would save with the model in ``model_dir``, chosen on ``dev`` (held to the
+        lexicon when one is set), and the dev F1 of each scale tried; the saved model is left as it is."""
+        from spanaug_shared import postag
+        from spanaug_shared.vectors import vectors_for
+        from spanaug_trainers.span_classifier import best_null_scale
+
+        model = self._model(model_dir)
+        sentences = [self.sentence(example) for example in dev]
+        if not sentences:
+            raise ConfigError(f"calibrating {model_dir}'s null_scale needs dev examples; none were given")
+        tagger = self._tagger(model_dir, model)
+        vectors = vectors_for(self.vectors, model.config.encoder, self.config.device, model.config.max_length)
+        vectors.encode([s.tokens for s in sentences])
+        tags = postag.tag_sentences(tagger, [s.tokens for s in sentences]) if tagger is not None else None
+        return best_null_scale(model, sentences, vectors, tags, self.score, self._licensed(model_dir))
 
     def evaluate(self, model_dir: Path, examples: Iterable[Example]) -> dict[str, float]:
         """Precision, recall and F1 of (span, frame) on gold ``examples`` (and the gold/predicted/correct counts)."""
@@ -323,6 +358,22 @@ class FrameIdTrainer:
                 log.warning("%d of the model's %d frames are not in the lexicon %s, so they are never predicted: %s%s",
                             len(missing), len(frames), spec.name, ", ".join(missing[:5]), "..." if len(missing) > 5 else "")
         return self._lexicon.labels_for
+
+    def _tagger(self, model_dir: Path, model: SpanClassifier) -> Any:
+        """The POS tagger to predict with the model in ``model_dir`` (None if it was trained without POS tags)."""
+        from spanaug_shared import postag
+
+        if not model.config.pos:
+            return None
+        choice = postag.find_tagger()
+        if choice.tagger is None:
+            raise ConfigError(f"{model_dir} was trained with POS tags ({model.config.tagger}) but no POS tagger is "
+                              f"installed here: {choice.description}")
+        return choice.tagger
+
+    def _null_scale(self, model: SpanClassifier) -> float:
+        """The option's number, else the model's own (calibrated when it was trained with 'dev')."""
+        return self.config.null_scale if isinstance(self.config.null_scale, float) else model.config.null_scale
 
     def _model(self, model_dir: Path) -> SpanClassifier:
         """The saved classifier in ``model_dir`` (loaded once per trainer), checked to be a frame-id model."""

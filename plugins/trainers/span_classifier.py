@@ -46,6 +46,11 @@ PAD, UNK = 0, 1  # ids of padding and of unseen symbols in the character and POS
 SPECIALS = ["<pad>", "<unk>"]
 MAX_CHARS = 20  # characters of a word the CNN reads
 NULL = 0  # logit index of "no label"
+# The null_scale values a model is calibrated over: 1 down to 1e-5, eight steps a decade. Near
+# smoothing / (1 - smoothing) / (labels + 1), what a smoothed NULL target gives each label, every
+# NULL span that a lexicon licenses turns into a trigger, and dev F1 falls off a cliff: the grid is
+# fine so that the best scale just above that line is among it.
+NULL_SCALES = tuple(10 ** (-k / 8) for k in range(41))
 
 Tags = Mapping[Tokens, Sequence[str]]
 Scorer = Callable[[Sequence[FrameSentence], Sequence[Sequence[Triple]]], dict[str, dict[str, float]]]
@@ -79,6 +84,7 @@ class ClassifierConfig(BaseModel):
     char_filters: int
     pos_dim: int
     negative_smoothing: float
+    null_scale: float = 1.0  # a span is a trigger where its best label beats this times NULL (calibrated on dev)
     training: dict[str, Any] = {}
 
 
@@ -200,28 +206,41 @@ def classify(
     tags: Tags | None,
     batch_size: int = 64,
     licensed: Callable[[str], frozenset[str]] | None = None,
+    null_scale: float = 1.0,
 ) -> list[list[Triple]]:
     """Predicted (start, end, label) of each sentence (encoded in ``vectors``), overlaps resolved.
 
     With ``licensed`` (a span's words -> the labels they may carry), a span takes its most probable
-    label among NULL and those: words the lexicon does not list are never a trigger."""
+    label among NULL and those: words the lexicon does not list are never a trigger. A span is a
+    trigger where its best label is more probable than ``null_scale`` times NULL."""
     features = [model.features(tokens, vectors, tags) for tokens in sentences]
-    return _classify(model, features, batch_size, sentences, licensed)
+    return labelled(model, odds(model, features, batch_size, sentences, licensed), null_scale)
 
 
-def _classify(
+@dataclass(frozen=True)
+class SpanOdds:
+    """One sentence's candidate spans with, for each, NULL's probability and its best label's (index and probability)."""
+
+    spans: list[tuple[int, int]]
+    null: list[float]
+    best: list[float]
+    label: list[int]  # logit index, never NULL
+
+
+def odds(
     model: SpanClassifier,
     features: Sequence[Features],
     batch_size: int,
     sentences: Sequence[Tokens],
     licensed: Callable[[str], frozenset[str]] | None = None,
-) -> list[list[Triple]]:
+) -> list[SpanOdds]:
+    """Each sentence's :class:`SpanOdds`, computed once so that any ``null_scale`` can label them."""
     model.eval()
     device = str(next(model.parameters()).device)
     label_ids = {label: i + 1 for i, label in enumerate(model.config.frames)}
     # Length-sorted batches pad little; results go back in input order.
     order = sorted(range(len(features)), key=lambda i: len(features[i].words))
-    out: list[list[Triple]] = [[] for _ in features]
+    out: list[SpanOdds | None] = [None] * len(features)
     with torch.inference_mode():
         for b in range(0, len(order), batch_size):
             rows = order[b : b + batch_size]
@@ -230,21 +249,50 @@ def _classify(
             probabilities = model(batch).softmax(dim=1)
             if licensed is not None:
                 allowed = torch.zeros_like(probabilities, dtype=torch.bool)
-                allowed[:, NULL] = True
                 every = ((i, s, e) for i, sentence_spans in zip(rows, candidates) for s, e in sentence_spans)
                 for k, (i, s, e) in enumerate(every):
                     ids = [label_ids[label] for label in licensed(" ".join(sentences[i][s:e])) if label in label_ids]
                     allowed[k, ids] = True
+                allowed[:, NULL] = True
                 probabilities = probabilities.masked_fill(~allowed, 0.0)
-            probability, best = probabilities.max(dim=1)
-            flat = iter(zip(probability.tolist(), best.tolist()))
+            best, label = probabilities[:, NULL + 1 :].max(dim=1)
+            null, best, label = probabilities[:, NULL].tolist(), best.tolist(), (label + NULL + 1).tolist()
+            k = 0
             for i, spans in zip(rows, candidates):
-                scored: list[ScoredSpan] = []
-                for (start, end), (p, label) in zip(spans, flat):
-                    if label != NULL:
-                        scored.append((start, end, model.config.frames[label - 1], p))
-                out[i] = resolve_overlaps(scored)
+                out[i] = SpanOdds(spans, null[k : k + len(spans)], best[k : k + len(spans)], label[k : k + len(spans)])
+                k += len(spans)
+    return [o for o in out if o is not None]
+
+
+def labelled(model: SpanClassifier, odds: Sequence[SpanOdds], null_scale: float = 1.0) -> list[list[Triple]]:
+    """The triggers of each sentence's odds at ``null_scale``, overlaps resolved (most probable first)."""
+    frames = model.config.frames
+    out = []
+    for sentence in odds:
+        # Strictly more probable: at 1 a tie goes to NULL, as an argmax over NULL and the labels gives it.
+        scored: list[ScoredSpan] = [
+            (start, end, frames[label - 1], p)
+            for (start, end), null, p, label in zip(sentence.spans, sentence.null, sentence.best, sentence.label)
+            if p > null_scale * null
+        ]
+        out.append(resolve_overlaps(scored))
     return out
+
+
+def best_null_scale(
+    model: SpanClassifier,
+    dev: Sequence[FrameSentence],
+    vectors: WordVectors,
+    tags: Tags | None,
+    score: Scorer,
+    licensed: Callable[[str], frozenset[str]] | None = None,
+    scales: Sequence[float] = NULL_SCALES,
+) -> tuple[float, dict[float, float]]:
+    """The scale of ``scales`` with the best F1 on ``dev`` (the one nearest 1 among equals) and each scale's dev F1."""
+    features = [model.features(s.tokens, vectors, tags) for s in dev]
+    found = odds(model, features, 64, [s.tokens for s in dev], licensed)
+    f1 = {scale: score(dev, labelled(model, found, scale))["all"]["f1"] for scale in scales}
+    return max(sorted(scales, reverse=True), key=lambda scale: f1[scale]), f1
 
 
 @dataclass(frozen=True)
@@ -318,7 +366,7 @@ def fit(
     dev_tokens = [s.tokens for s in dev or []]
 
     def score_dev() -> dict[str, dict[str, float]]:
-        return score(dev or [], _classify(model, dev_features, max(options.batch_size, 64), dev_tokens, licensed))
+        return score(dev or [], labelled(model, odds(model, dev_features, max(options.batch_size, 64), dev_tokens, licensed)))
 
     summary = run_epochs(model, one_epoch, score_dev if dev else None, options, report, steps_per_epoch(len(items), options.batch_size))
     model.config = config.model_copy(update={"training": {

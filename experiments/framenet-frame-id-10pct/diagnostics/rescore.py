@@ -9,10 +9,13 @@ scores each model on the test set with the curve's trainer options and the given
 targets whose LU the cell's gold never saw), and writes a results.csv of the same columns, the
 other columns copied from the curve's row; a rerun scores only the rows not in it yet. (tests/plugins/trainers/test_frame_id.py checks that
 the option leaves the weight updates as they were; scored without options, a kept model gives its curve row.)
+With ``null_scale=dev`` each model's scale is first chosen on ``--dev`` (the trainer's
+``calibrate``, as training with the option would choose it) and printed.
 
-    python rescore.py CURVE_FOLDER POOL.jsonl TEST.jsonl OUT.csv KEY=VALUE...   e.g. lexicon=framenet
+    python rescore.py CURVE_FOLDER POOL.jsonl TEST.jsonl OUT.csv [--dev DEV.jsonl] KEY=VALUE...   e.g. lexicon=framenet
 """
 
+import argparse
 import csv
 import json
 import sys
@@ -41,9 +44,13 @@ def curve_trainer(curve: Path, options: dict):
     return trainer
 
 
-def main(curve: Path, pool_file: Path, test_file: Path, out: Path, options: dict) -> None:
+def main(curve: Path, pool_file: Path, test_file: Path, out: Path, options: dict, dev_file: Path | None = None) -> None:
     pool, test = examples(pool_file), examples(test_file)
     trainer = curve_trainer(curve, options)
+    calibrated = options.get("null_scale") == "dev"
+    if calibrated and dev_file is None:
+        sys.exit("rescore.py: null_scale=dev chooses each model's scale on dev: give --dev DEV.jsonl")
+    dev = examples(dev_file) if calibrated else []
     with (curve / "results.csv").open(encoding="utf-8", newline="") as fh:
         rows = list(csv.DictReader(fh))
     done = set()
@@ -56,6 +63,10 @@ def main(curve: Path, pool_file: Path, test_file: Path, out: Path, options: dict
             writer.writeheader()
         for row in (r for r in rows if (r["condition"], r["fraction"], r["seed"]) not in done):
             model = curve / "models" / f"{row['condition']}-{row['fraction']}-{row['seed']}"
+            if calibrated:
+                scale, by_scale = trainer.calibrate(model, dev)
+                trainer.config = trainer.config.model_copy(update={"null_scale": scale})
+                print(f"{model.name}: null_scale {scale:.3g}, dev F1 {by_scale[scale]:.4f} (at 1: {by_scale[1.0]:.4f})", flush=True)
             scores = trainer.evaluate(model, test)
             seen = {s.attrs.get("lu") for e in subset(pool, float(row["fraction"]), int(row["seed"])) for s in e.spans if s.role == "target"}
             found = trainer.evaluate(model, unseen_targets(test, seen, "lu", ["target"]))
@@ -67,7 +78,11 @@ def main(curve: Path, pool_file: Path, test_file: Path, out: Path, options: dict
 
 
 if __name__ == "__main__":
-    if len(sys.argv) < 5:
-        sys.exit(__doc__)
-    given = dict(arg.split("=", 1) for arg in sys.argv[5:])
-    main(*(Path(a) for a in sys.argv[1:5]), {k: yaml.safe_load(v) for k, v in given.items()})
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    for name in ("curve", "pool", "test", "out"):
+        parser.add_argument(name, type=Path)
+    parser.add_argument("--dev", type=Path, help="dev examples, to choose null_scale=dev on")
+    parser.add_argument("options", nargs="*", metavar="KEY=VALUE", help="trainer options (YAML values)")
+    args = parser.parse_intermixed_args()  # the options may follow --dev
+    given = {k: yaml.safe_load(v) for k, v in (a.split("=", 1) for a in args.options)}
+    main(args.curve, args.pool, args.test, args.out, given, args.dev)
