@@ -63,6 +63,9 @@ def main(curve: Path, pool_file: Path, test_file: Path, out: Path, options: dict
             writer.writeheader()
         for row in (r for r in rows if (r["condition"], r["fraction"], r["seed"]) not in done):
             model = curve / "models" / f"{row['condition']}-{row['fraction']}-{row['seed']}"
+            if not model.is_dir():  # kept models are not committed: a copy of the folder may lack some
+                print(f"{model.name}: no model folder, not scored", flush=True)
+                continue
             if calibrated:
                 scale, by_scale = trainer.calibrate(model, dev)
                 trainer.config = trainer.config.model_copy(update={"null_scale": scale})
