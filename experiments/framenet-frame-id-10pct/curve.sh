@@ -49,6 +49,10 @@
 #                                  it2's filtered cells as in held, each gold sentence seen TIMES an epoch
 #                                  (trainer.exhaustive_repeat): repeat-TIMES-FRACTION-filtered; `merge-repeat
 #                                  TIMES` joins them with held's gold cells in gold-repeat/
+#   curve.sh FN calibrated FRACTION gold|filtered
+#                                  held's gold cells, or repeat 7's filtered ones, with trainer.null_scale=dev
+#                                  (NULL's weight against a frame chosen on dev once the epoch is):
+#                                  calibrated-FRACTION-CONDITION; `merge-calibrated` joins them in calibrated/
 #   curve.sh FN it3 TIMES FRACTION the same with the three-iteration run's records (run-fn-pool-it3-int8, the
 #                                  two-iteration run taken one iteration further): it3-repeat-TIMES-FRACTION-filtered;
 #                                  `merge-it3 TIMES` joins them with held's gold cells in three-iterations/
@@ -126,8 +130,16 @@ case $what in
   merge-it3) times=${3:?times, as given to it3}; rm -rf three-iterations
              spanaug experiment summarize held-*-gold/results.csv "it3-repeat-$times"-*/results.csv --out three-iterations \
                --title "frame-id, a pool of 272 sentences: three iterations, held, each gold sentence $times times an epoch with records" ;;
+  calibrated) fraction=${3:?fraction: 0.5 or 1}; condition=${4:?condition: gold or filtered}; repeat=()
+              # gold as held trains it; the records as repeat does, each gold sentence 7 times an epoch
+              [[ $condition == filtered ]] && repeat=(--set trainer.exhaustive_repeat=7)
+              retrain calibrated "$fraction" "$condition" --set "trainer.lexicon={name: framenet, release: $FN}" \
+                --set trainer.null_scale=dev "${repeat[@]}" ;;
+  merge-calibrated) rm -rf calibrated
+                    spanaug experiment summarize calibrated-*/results.csv --out calibrated \
+                      --title "frame-id, a pool of 272 sentences: two iterations, held, NULL calibrated on dev" ;;
   merge-held) rm -rf held  # made anew from the parts, which a rerun may have grown
               spanaug experiment summarize held-*/results.csv --out held \
                 --title "frame-id, a pool of 272 sentences: two iterations, held to FrameNet's LUs on dev and test" ;;
-  *) echo "usage: curve.sh FN [both | run CONDITIONS OUT | merge | project | merge-project | steps | lexsub | strict | merge-steps | it2 CONDITIONS FRACTION | merge-it2 | share SHARE FRACTION | keep FRACTION [CONDITION] | lexicon | held FRACTION [CONDITION] | merge-held | repeat TIMES FRACTION | merge-repeat TIMES | it3 TIMES FRACTION | merge-it3 TIMES]" >&2; exit 2 ;;
+  *) echo "usage: curve.sh FN [both | run CONDITIONS OUT | merge | project | merge-project | steps | lexsub | strict | merge-steps | it2 CONDITIONS FRACTION | merge-it2 | share SHARE FRACTION | keep FRACTION [CONDITION] | lexicon | held FRACTION [CONDITION] | merge-held | repeat TIMES FRACTION | merge-repeat TIMES | it3 TIMES FRACTION | merge-it3 TIMES | calibrated FRACTION CONDITION | merge-calibrated]" >&2; exit 2 ;;
 esac
