@@ -6,13 +6,14 @@ import json
 import logging
 from collections.abc import Sequence
 from pathlib import Path
+from types import SimpleNamespace
 from typing import ClassVar
 
 import pytest
 import torch
 from safetensors.torch import load_file
 from spanaug_trainers.frame_id import FrameIdTrainer, resolve_overlaps, spans_up_to
-from spanaug_trainers.span_classifier import soft_targets, span_loss
+from spanaug_trainers.span_classifier import NULL_SCALES, SpanOdds, labelled, soft_targets, span_loss
 
 import spanaug_core.plugins
 from spanaug_core.errors import ConfigError
@@ -307,6 +308,45 @@ def test_the_lexicon_chooses_the_epoch_and_nothing_else_in_training(tiny_encoder
     for name, (trainer, metrics) in trained.items():  # dev is scored as the trainer predicts: held to the lexicon or not
         assert trainer.evaluate(tmp_path / f"{name}-dev", EXAMPLES)["f1"] == pytest.approx(metrics["dev_f1"])
     assert trained["held"][1]["dev_f1"] < trained["plain"][1]["dev_f1"]  # the lexicon lists one of the 7 targets
+
+
+def test_null_scale_moves_the_line_between_null_and_a_frame() -> None:
+    model = SimpleNamespace(config=SimpleNamespace(frames=["Commerce_buy", "Posture"]))
+    odds = [SpanOdds(spans=[(0, 1), (1, 2), (1, 3)], null=[0.6, 0.5, 0.9], best=[0.3, 0.5, 0.05], label=[1, 2, 1])]
+    assert labelled(model, odds) == [[]]  # at 1 a frame must beat NULL: a tie is NULL, as under an argmax
+    assert labelled(model, odds, 0.5) == [[(1, 2, "Posture")]]  # (0, 1) ties again: 0.3 is not above 0.5 * 0.6
+    assert labelled(model, odds, 0.4) == [[(0, 1, "Commerce_buy"), (1, 2, "Posture")]]
+    assert labelled(model, odds, 0.05) == [[(0, 1, "Commerce_buy"), (1, 2, "Posture")]]  # (1, 3) overlaps a likelier one
+
+
+def test_null_scale_dev_is_chosen_on_dev_and_saved_with_the_model(tiny_encoder, tmp_path) -> None:
+    trainer = FrameIdTrainer(FrameIdTrainer.Config(encoder=str(tiny_encoder), epochs=6, null_scale="dev", **FAST))
+    metrics = trainer.train(EXAMPLES, EXAMPLES, tmp_path / "m")
+    config = json.loads((tmp_path / "m" / "config.json").read_text())
+    by_scale = config["training"]["null_scales"]
+    assert config["null_scale"] == metrics["null_scale"] and metrics["null_scale"] in NULL_SCALES and len(by_scale) == len(NULL_SCALES)
+    assert metrics["dev_f1_at_null_scale"] == max(by_scale.values()) >= by_scale["1.0"] == pytest.approx(metrics["dev_f1"])
+    fresh = FrameIdTrainer(FrameIdTrainer.Config())  # predicts with the model's own scale
+    assert fresh.evaluate(tmp_path / "m", EXAMPLES)["f1"] == pytest.approx(metrics["dev_f1_at_null_scale"])
+    assert fresh.calibrate(tmp_path / "m", EXAMPLES) == (metrics["null_scale"], {float(k): v for k, v in by_scale.items()})
+    at_one = FrameIdTrainer(FrameIdTrainer.Config(null_scale=1))  # a number overrides it
+    assert at_one.evaluate(tmp_path / "m", EXAMPLES)["f1"] == pytest.approx(metrics["dev_f1"])
+    with pytest.raises(ConfigError, match="null_scale 'dev' is chosen on dev data"):
+        trainer.train(EXAMPLES, None, tmp_path / "n")
+    with pytest.raises(ConfigError, match="needs dev examples"):
+        fresh.calibrate(tmp_path / "m", [])
+
+
+def test_a_model_saved_before_null_scale_predicts_at_1(model, tmp_path) -> None:
+    _, out, _, _ = model
+    old = tmp_path / "old"
+    old.mkdir()
+    config = json.loads((out / "config.json").read_text())
+    del config["null_scale"]
+    (old / "config.json").write_text(json.dumps(config))
+    (old / "model.safetensors").write_bytes((out / "model.safetensors").read_bytes())
+    trainer = FrameIdTrainer(FrameIdTrainer.Config())
+    assert [_targets(e) for e in trainer.predict(old, EXAMPLES)] == [_targets(e) for e in trainer.predict(out, EXAMPLES)]
 
 
 def test_without_a_pos_tagger_the_model_has_no_pos_embedding(model, tiny_encoder, tmp_path, monkeypatch) -> None:
