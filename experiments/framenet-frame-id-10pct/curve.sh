@@ -49,13 +49,15 @@
 #                                  it2's filtered cells as in held, each gold sentence seen TIMES an epoch
 #                                  (trainer.exhaustive_repeat): repeat-TIMES-FRACTION-filtered; `merge-repeat
 #                                  TIMES` joins them with held's gold cells in gold-repeat/
+#   curve.sh FN it3 TIMES FRACTION the same with the three-iteration run's records (run-fn-pool-it3-int8, the
+#                                  two-iteration run taken one iteration further): it3-repeat-TIMES-FRACTION-filtered;
+#                                  `merge-it3 TIMES` joins them with held's gold cells in three-iterations/
 #   curve.sh FN calibrated FRACTION gold|filtered
 #                                  held's gold cells, or repeat 7's filtered ones, with trainer.null_scale=dev
 #                                  (NULL's weight against a frame chosen on dev once the epoch is):
 #                                  calibrated-FRACTION-CONDITION; `merge-calibrated` joins them in calibrated/
-#   curve.sh FN it3 TIMES FRACTION the same with the three-iteration run's records (run-fn-pool-it3-int8, the
-#                                  two-iteration run taken one iteration further): it3-repeat-TIMES-FRACTION-filtered;
-#                                  `merge-it3 TIMES` joins them with held's gold cells in three-iterations/
+#   curve.sh FN calibrate-kept     every kept model scored as `lexicon` does, with NULL calibrated on dev100 first
+#                                  (diagnostics/rescore.py null_scale=dev): keep-*/calibrated.csv, joined in kept-calibrated/
 # Run from the folder make-data.sh wrote, with run-fn-pool/ complete; FN is the fndata-1.5 folder.
 set -euo pipefail
 FN=${1:?the unpacked fndata-1.5 folder}; what=${2:-both}
@@ -83,6 +85,14 @@ it2() {  # it2 CONDITIONS FRACTION OUT [--set ...]: the two-iteration run's reco
 retrain() {  # retrain NAME FRACTION [CONDITION] [--set ...]: gold and it2's filtered cells (or one condition's) in NAME-FRACTION[-CONDITION]
   local name=$1 fraction=${2:?fraction: 0.5 or 1} condition=${3:-}; shift $(( $# < 3 ? $# : 3 ))
   it2 "${condition:-gold,filtered}" "$fraction" "$name-$fraction${condition:+-$condition}" "$@"
+}
+rescore_kept() {  # rescore_kept CSV OUT TITLE [rescore.py options]: every kept model scored again into keep-*/CSV, joined in OUT/
+  local csv=$1 out=$2 title=$3; shift 3
+  for kept in keep-*/; do
+    OMP_NUM_THREADS=1 python "$(dirname "$0")/diagnostics/rescore.py" "$kept" fn-pool.jsonl fn-test.jsonl "$kept$csv" "$@"
+  done
+  rm -rf "$out"  # made anew from the parts, which a rerun may have grown
+  spanaug experiment summarize keep-*/"$csv" --out "$out" --title "$title"
 }
 case $what in
   both) curve gold,augmented curve-a false & a=$!; curve filtered,lexsub curve-b false & b=$!
@@ -112,13 +122,8 @@ case $what in
   merge-it2) spanaug experiment summarize steps-50/results.csv steps-100/results.csv it2-*/results.csv --out two-iterations \
                --title "frame-id, a pool of 272 sentences: two iterations, gold at equal steps" ;;
   keep) retrain keep "${3:-}" "${4:-}" --keep-models ;;
-  lexicon) for kept in keep-*/; do
-             OMP_NUM_THREADS=1 python "$(dirname "$0")/diagnostics/rescore.py" "$kept" fn-pool.jsonl fn-test.jsonl "${kept}lexicon.csv" \
-               "lexicon={name: framenet, release: $FN}"
-           done
-           rm -rf lexicon  # made anew from the parts, which a rerun may have grown
-           spanaug experiment summarize keep-*/lexicon.csv --out lexicon \
-             --title "frame-id, a pool of 272 sentences: two iterations, predictions held to FrameNet's LUs" ;;
+  lexicon) rescore_kept lexicon.csv lexicon "frame-id, a pool of 272 sentences: two iterations, predictions held to FrameNet's LUs" \
+             "lexicon={name: framenet, release: $FN}" ;;
   held) retrain held "${3:-}" "${4:-}" --set "trainer.lexicon={name: framenet, release: $FN}" ;;
   repeat|it3) times=${3:?times each gold sentence is seen an epoch, e.g. 7}
           if [[ $what == it3 ]]; then export RUN=run-fn-pool-it3-int8; name=it3-repeat; else name=repeat; fi
@@ -135,11 +140,14 @@ case $what in
               [[ $condition == filtered ]] && repeat=(--set trainer.exhaustive_repeat=7)
               retrain calibrated "$fraction" "$condition" --set "trainer.lexicon={name: framenet, release: $FN}" \
                 --set trainer.null_scale=dev "${repeat[@]}" ;;
+  calibrate-kept) rescore_kept calibrated.csv kept-calibrated \
+                    "frame-id, a pool of 272 sentences: the kept models held to FrameNet's LUs, NULL calibrated on dev" \
+                    --dev fn-dev100.jsonl "lexicon={name: framenet, release: $FN}" null_scale=dev ;;
   merge-calibrated) rm -rf calibrated
                     spanaug experiment summarize calibrated-*/results.csv --out calibrated \
                       --title "frame-id, a pool of 272 sentences: two iterations, held, NULL calibrated on dev" ;;
   merge-held) rm -rf held  # made anew from the parts, which a rerun may have grown
               spanaug experiment summarize held-*/results.csv --out held \
                 --title "frame-id, a pool of 272 sentences: two iterations, held to FrameNet's LUs on dev and test" ;;
-  *) echo "usage: curve.sh FN [both | run CONDITIONS OUT | merge | project | merge-project | steps | lexsub | strict | merge-steps | it2 CONDITIONS FRACTION | merge-it2 | share SHARE FRACTION | keep FRACTION [CONDITION] | lexicon | held FRACTION [CONDITION] | merge-held | repeat TIMES FRACTION | merge-repeat TIMES | it3 TIMES FRACTION | merge-it3 TIMES | calibrated FRACTION CONDITION | merge-calibrated]" >&2; exit 2 ;;
+  *) echo "usage: curve.sh FN [both | run CONDITIONS OUT | merge | project | merge-project | steps | lexsub | strict | merge-steps | it2 CONDITIONS FRACTION | merge-it2 | share SHARE FRACTION | keep FRACTION [CONDITION] | lexicon | held FRACTION [CONDITION] | merge-held | repeat TIMES FRACTION | merge-repeat TIMES | it3 TIMES FRACTION | merge-it3 TIMES | calibrated FRACTION CONDITION | merge-calibrated | calibrate-kept]" >&2; exit 2 ;;
 esac
