@@ -24,7 +24,7 @@ import types
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Union, get_args, get_origin
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Union, get_args, get_origin
 
 import click
 from pydantic.fields import FieldInfo
@@ -237,11 +237,24 @@ def list_command(kind: str | None, options: bool, as_json: bool) -> None:
         out_console.print(table, markup=False)
 
 
+def _type_name(annotation: Any) -> str:
+    """An option's type as a user reads it: ``float | 'dev' | None``, not ``Union`` or ``Literal``."""
+    origin = get_origin(annotation)
+    if origin is Annotated:  # constraints (gt=0...) are the description's business
+        return _type_name(get_args(annotation)[0])
+    if origin in (Union, types.UnionType):
+        return " | ".join(_type_name(a) for a in get_args(annotation))
+    if origin is Literal:
+        return " | ".join(repr(a) for a in get_args(annotation))
+    if annotation is type(None):
+        return "None"
+    return getattr(annotation, "__name__", None) or str(annotation).replace("typing.", "")
+
+
 def _option_lines(config: type) -> list[str]:
     lines = []
     for field_name, info in config.model_fields.items():
-        ann = info.annotation
-        type_name = getattr(ann, "__name__", None) or str(ann).replace("typing.", "")
+        type_name = _type_name(info.annotation)
         default = "required" if info.is_required() else repr(info.get_default(call_default_factory=True))
         extra = f" - {info.description}" if info.description else ""
         lines.append(f"{field_name}: {type_name} = {default}{extra}")

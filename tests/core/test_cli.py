@@ -91,6 +91,18 @@ def test_list_table_and_json(cli_registry, capsys) -> None:
     assert "max-iteration" in table and "jsonl" not in table
 
 
+def test_option_types_read_as_written() -> None:
+    from typing import Annotated, Literal
+
+    from pydantic import Field
+
+    from spanaug_core.cli import _type_name
+
+    assert _type_name(Annotated[float, Field(gt=0)] | Literal["dev"] | None) == "float | 'dev' | None"
+    assert _type_name(Literal["keep", "rewrite"]) == "'keep' | 'rewrite'"
+    assert _type_name(Path | None) == "Path | None" and _type_name(int) == "int"
+
+
 def test_convert_between_formats(tmp_path, cli_registry, capsys) -> None:
     jsonl = tmp_path / "x.jsonl"
     assert main(["convert", "--dataset", "slots", "--input", str(EXAMPLE / "data" / "sample.tsv"), "--to", "jsonl", "--output", str(jsonl)]) == 0
