@@ -280,8 +280,6 @@ class FrameIdTrainer:
 
     def predict(self, model_dir: Path, examples: Iterable[Example]) -> Iterator[Example]:
         """Each example with its targets replaced by the predicted triggers and frames (frame elements dropped)."""
-        from spanaug_shared import postag
-        from spanaug_shared.vectors import vectors_for
         from spanaug_trainers.span_classifier import classify
 
         model = self._model(model_dir)
@@ -289,9 +287,7 @@ class FrameIdTrainer:
         stream = iter(examples)
         while chunk := list(islice(stream, PREDICT_CHUNK)):
             sentences = [example.tokens for example in chunk]
-            vectors = vectors_for(self.vectors, model.config.encoder, self.config.device, model.config.max_length)
-            vectors.encode(sentences)
-            tags = postag.tag_sentences(tagger, sentences) if tagger is not None else None
+            vectors, tags = self._inputs(model, tagger, sentences)
             predicted = classify(model, sentences, vectors, tags, max(self.config.batch_size, 64), self._licensed(model_dir),
                                  self._null_scale(model))
             yield from (self.with_predictions(example, spans) for example, spans in zip(chunk, predicted))
@@ -299,18 +295,13 @@ class FrameIdTrainer:
     def calibrate(self, model_dir: Path, dev: Iterable[Example]) -> tuple[float, dict[float, float]]:
         """The ``null_scale`` that 'dev' would save with the model in ``model_dir``, chosen on ``dev`` (held to the
         lexicon when one is set), and the dev F1 of each scale tried; the saved model is left as it is."""
-        from spanaug_shared import postag
-        from spanaug_shared.vectors import vectors_for
         from spanaug_trainers.span_classifier import best_null_scale
 
         model = self._model(model_dir)
         sentences = [self.sentence(example) for example in dev]
         if not sentences:
             raise ConfigError(f"calibrating {model_dir}'s null_scale needs dev examples; none were given")
-        tagger = self._tagger(model_dir, model)
-        vectors = vectors_for(self.vectors, model.config.encoder, self.config.device, model.config.max_length)
-        vectors.encode([s.tokens for s in sentences])
-        tags = postag.tag_sentences(tagger, [s.tokens for s in sentences]) if tagger is not None else None
+        vectors, tags = self._inputs(model, self._tagger(model_dir, model), [s.tokens for s in sentences])
         return best_null_scale(model, sentences, vectors, tags, self.score, self._licensed(model_dir))
 
     def evaluate(self, model_dir: Path, examples: Iterable[Example]) -> dict[str, float]:
@@ -370,6 +361,15 @@ class FrameIdTrainer:
             raise ConfigError(f"{model_dir} was trained with POS tags ({model.config.tagger}) but no POS tagger is "
                               f"installed here: {choice.description}")
         return choice.tagger
+
+    def _inputs(self, model: SpanClassifier, tagger: Any, sentences: Sequence[Tokens]) -> tuple[WordVectors, Any]:
+        """The word vectors (``sentences`` encoded) and POS tags (None without a tagger) ``model`` reads."""
+        from spanaug_shared import postag
+        from spanaug_shared.vectors import vectors_for
+
+        vectors = vectors_for(self.vectors, model.config.encoder, self.config.device, model.config.max_length)
+        vectors.encode(sentences)
+        return vectors, postag.tag_sentences(tagger, sentences) if tagger is not None else None
 
     def _null_scale(self, model: SpanClassifier) -> float:
         """The option's number, else the model's own (calibrated when it was trained with 'dev')."""
