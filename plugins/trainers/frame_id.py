@@ -14,13 +14,14 @@ own, paraphrases taught the model to see triggers everywhere and lowered F1 belo
 (docs/results/framenet-frame-id-10pct.md). Prediction keeps the spans whose best label is
 a frame, the most probable first, dropping any that overlap one already kept; with a
 ``lexicon`` (a :class:`~spanaug_core.protocols.LabelLexicon` such as FrameNet's), a span's
-best label is taken among NULL and the frames the lexicon lists for its words, on dev as well, so
-that early stopping keeps the epoch that predicts best as the model will predict. ``null_scale``
+best label is taken among NULL and the frames the lexicon lists for its words. ``null_scale``
 moves the line between NULL and a frame: a span is a trigger where its best frame is more
 probable than that times NULL. Trained with smoothed NULL targets on few sentences, the model
 gives a trigger it has not seen little probability, and a scale well below 1, chosen on dev
 ('dev'), finds many more of them at little cost in precision when a lexicon holds the frames
-(docs/results/framenet-frame-id-10pct.md). The score is F1 over (start, end, frame): a trigger
+(docs/results/framenet-frame-id-10pct.md). Dev is scored as the model will predict, held to
+the lexicon and at its scale ('dev': at each epoch's best), so that early stopping keeps the
+epoch that predicts best. The score is F1 over (start, end, frame): a trigger
 counts only with the right span and the right frame.
 
 This module is light (no torch): the model's module is imported inside the methods.
@@ -143,8 +144,9 @@ class FrameIdTrainer:
         )
         null_scale: Annotated[float, Field(gt=0.0)] | Literal["dev"] | None = Field(
             default=None, description="a span is a trigger where its best frame is more probable than this times NULL: "
-            "below 1, more triggers. 'dev': the value of span_classifier.NULL_SCALES with the best dev F1, chosen when "
-            "training ends and saved with the model; unset: the model's own (1 unless it was calibrated)"
+            "below 1, more triggers; dev chooses the epoch at this scale. 'dev': each epoch scores the value of "
+            "span_classifier.NULL_SCALES with its best dev F1, and the kept epoch's is saved with the model; unset: "
+            "the model's own (1 unless it was calibrated)"
         )
         exhaustive_repeat: int = Field(
             default=1, ge=1, description="times each exhaustively annotated training sentence is seen per epoch: as many "
@@ -227,7 +229,7 @@ class FrameIdTrainer:
         """Fit the span classifier on ``train``, early-stop on ``dev`` F1, save it to ``out_dir``; returns dev metrics."""
         from spanaug_shared import postag
         from spanaug_shared.vectors import vectors_for
-        from spanaug_trainers.span_classifier import ClassifierConfig, best_null_scale, fit, save_classifier, vocabulary
+        from spanaug_trainers.span_classifier import NULL_SCALES, ClassifierConfig, fit, save_classifier, vocabulary
         from spanaug_trainers.training import FitOptions, training_metrics
 
         c = self.config
@@ -263,17 +265,13 @@ class FrameIdTrainer:
         # Repeated before weighting, so that paraphrase_share is a share of what an epoch sees; only
         # the fit sees the repeats (the counts and vocabularies above are of distinct sentences).
         epoch = self.weighted(*self.repeated(train, train_sentences))
-        model = fit(shape, epoch, dev_sentences, vectors, tags, self.score, options, progress, held)
+        scales = NULL_SCALES if c.null_scale == "dev" else (c.null_scale or 1.0,)
+        model = fit(shape, epoch, dev_sentences, vectors, tags, self.score, options, progress, held, scales)
         metrics = training_metrics(model.config.training)
         if c.null_scale == "dev":
-            # After the epoch is chosen: calibrating every epoch would cost a dev pass per scale.
-            scale, by_scale = best_null_scale(model, dev_sentences or [], vectors, tags, self.score, held)
-            log.info("null_scale %g: dev F1 %.4f (%.4f at 1)", scale, by_scale[scale], by_scale[1.0])
-            training = {**model.config.training, "null_scales": {str(k): v for k, v in by_scale.items()}}
-            model.config = model.config.model_copy(update={"null_scale": scale, "training": training})
-            metrics.update(null_scale=scale, dev_f1_at_null_scale=by_scale[scale])
-        elif c.null_scale is not None:
-            model.config = model.config.model_copy(update={"null_scale": c.null_scale})
+            by_scale = model.config.training["null_scales"]
+            log.info("null_scale %g: dev F1 %.4f (%.4f at 1)", model.config.null_scale, metrics["dev_f1"], by_scale["1.0"])
+            metrics.update(null_scale=model.config.null_scale, dev_f1_at_1=by_scale["1.0"])
         save_classifier(model, out_dir)
         self._loaded[out_dir.resolve()] = model
         return metrics

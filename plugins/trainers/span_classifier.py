@@ -279,6 +279,21 @@ def labelled(model: SpanClassifier, odds: Sequence[SpanOdds], null_scale: float 
     return out
 
 
+def by_null_scale(
+    model: SpanClassifier,
+    found: Sequence[SpanOdds],
+    dev: Sequence[FrameSentence],
+    score: Scorer,
+    scales: Sequence[float] = NULL_SCALES,
+) -> tuple[float, dict[str, dict[str, float]], dict[float, float]]:
+    """The scale of ``scales`` with the best F1 on ``dev`` (whose odds are ``found``; the one nearest 1 among
+    equals), its scores, and each scale's dev F1."""
+    scores = {scale: score(dev, labelled(model, found, scale)) for scale in scales}
+    f1 = {scale: result["all"]["f1"] for scale, result in scores.items()}
+    best = max(sorted(scales, reverse=True), key=lambda scale: f1[scale])
+    return best, scores[best], f1
+
+
 def best_null_scale(
     model: SpanClassifier,
     dev: Sequence[FrameSentence],
@@ -290,9 +305,8 @@ def best_null_scale(
 ) -> tuple[float, dict[float, float]]:
     """The scale of ``scales`` with the best F1 on ``dev`` (the one nearest 1 among equals) and each scale's dev F1."""
     features = [model.features(s.tokens, vectors, tags) for s in dev]
-    found = odds(model, features, 64, [s.tokens for s in dev], licensed)
-    f1 = {scale: score(dev, labelled(model, found, scale))["all"]["f1"] for scale in scales}
-    return max(sorted(scales, reverse=True), key=lambda scale: f1[scale]), f1
+    scale, _, f1 = by_null_scale(model, odds(model, features, 64, [s.tokens for s in dev], licensed), dev, score, scales)
+    return scale, f1
 
 
 @dataclass(frozen=True)
@@ -335,11 +349,16 @@ def fit(
     options: FitOptions,
     progress: ProgressCallback | None = None,
     licensed: Callable[[str], frozenset[str]] | None = None,
+    null_scales: Sequence[float] = (1.0,),
 ) -> SpanClassifier:
     """A classifier trained on ``train`` (the best dev epoch's weights), its summary in ``config.training``.
 
-    With ``licensed`` (as :func:`classify` takes it), dev is scored on predictions held to it, so
-    the epoch kept is the best at predicting as the model will predict."""
+    Dev is scored as the model will predict: held to ``licensed`` (as :func:`classify` takes it),
+    and at each of ``null_scales``. An epoch scores its best scale's F1, so the epoch kept is the
+    best at its best scale, and that scale is saved as the model's ``null_scale`` (with each scale's
+    dev F1 under ``training.null_scales`` when there are several). Without dev it is the only one."""
+    if not dev and len(null_scales) != 1:
+        raise ValueError(f"choosing among {len(null_scales)} null scales needs dev sentences")
     report = progress or (lambda event: None)
     shuffler = seeded_start(options, vectors, [s.tokens for s in [*train, *(dev or [])]], report)
     model = SpanClassifier(config).to(options.device)
@@ -364,13 +383,20 @@ def fit(
         return total / count
 
     dev_tokens = [s.tokens for s in dev or []]
+    calibrations: list[tuple[float, dict[float, float]]] = []  # each epoch's best scale and every scale's F1
 
     def score_dev() -> dict[str, dict[str, float]]:
-        return score(dev or [], labelled(model, odds(model, dev_features, max(options.batch_size, 64), dev_tokens, licensed)))
+        # One pass finds every span's odds; scoring a scale is then only counting.
+        found = odds(model, dev_features, max(options.batch_size, 64), dev_tokens, licensed)
+        scale, scores, f1 = by_null_scale(model, found, dev or [], score, null_scales)
+        calibrations.append((scale, f1))
+        return scores
 
     summary = run_epochs(model, one_epoch, score_dev if dev else None, options, report, steps_per_epoch(len(items), options.batch_size))
-    model.config = config.model_copy(update={"training": {
+    scale, f1 = calibrations[summary["best_epoch"] - 1] if calibrations else (null_scales[0], {})
+    model.config = config.model_copy(update={"null_scale": scale, "training": {
         **summary,
+        **({"null_scales": {str(k): v for k, v in f1.items()}} if len(null_scales) > 1 else {}),
         "train_sentences": len(items),
         "train_spans": sum(len(s.labels) for s in items),
         "dev_sentences": len(dev or []),

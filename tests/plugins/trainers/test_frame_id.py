@@ -325,12 +325,19 @@ def test_null_scale_dev_is_chosen_on_dev_and_saved_with_the_model(tiny_encoder, 
     config = json.loads((tmp_path / "m" / "config.json").read_text())
     by_scale = config["training"]["null_scales"]
     assert config["null_scale"] == metrics["null_scale"] and metrics["null_scale"] in NULL_SCALES and len(by_scale) == len(NULL_SCALES)
-    assert metrics["dev_f1_at_null_scale"] == max(by_scale.values()) >= by_scale["1.0"] == pytest.approx(metrics["dev_f1"])
+    assert metrics["dev_f1"] == max(by_scale.values()) >= by_scale["1.0"] == metrics["dev_f1_at_1"]
+    # each epoch was scored at its best scale: the kept epoch is the best of those
+    epochs = config["training"]["dev_f1"]  # rounded
+    assert metrics["dev_f1"] == pytest.approx(max(epochs), abs=1e-5) == epochs[int(metrics["best_epoch"]) - 1]
     fresh = FrameIdTrainer(FrameIdTrainer.Config())  # predicts with the model's own scale
-    assert fresh.evaluate(tmp_path / "m", EXAMPLES)["f1"] == pytest.approx(metrics["dev_f1_at_null_scale"])
+    assert fresh.evaluate(tmp_path / "m", EXAMPLES)["f1"] == pytest.approx(metrics["dev_f1"])
     assert fresh.calibrate(tmp_path / "m", EXAMPLES) == (metrics["null_scale"], {float(k): v for k, v in by_scale.items()})
     at_one = FrameIdTrainer(FrameIdTrainer.Config(null_scale=1))  # a number overrides it
-    assert at_one.evaluate(tmp_path / "m", EXAMPLES)["f1"] == pytest.approx(metrics["dev_f1"])
+    assert at_one.evaluate(tmp_path / "m", EXAMPLES)["f1"] == pytest.approx(metrics["dev_f1_at_1"])
+    # A number chooses the epoch at that scale: at the chosen one, the same best dev F1 (training is the same).
+    fixed = FrameIdTrainer(FrameIdTrainer.Config(encoder=str(tiny_encoder), epochs=6, null_scale=metrics["null_scale"], **FAST))
+    assert fixed.train(EXAMPLES, EXAMPLES, tmp_path / "f")["dev_f1"] == metrics["dev_f1"]
+    assert json.loads((tmp_path / "f" / "config.json").read_text())["null_scale"] == metrics["null_scale"]
     with pytest.raises(ConfigError, match="null_scale 'dev' is chosen on dev data"):
         trainer.train(EXAMPLES, None, tmp_path / "n")
     with pytest.raises(ConfigError, match="needs dev examples"):
