@@ -54,8 +54,13 @@
 #                                  `merge-it3 TIMES` joins them with held's gold cells in three-iterations/
 #   curve.sh FN calibrated FRACTION gold|filtered
 #                                  held's gold cells, or repeat 7's filtered ones, with trainer.null_scale=dev
-#                                  (NULL's weight against a frame chosen on dev once the epoch is):
+#                                  (NULL's weight against a frame chosen on dev; until 075b141 once the epoch
+#                                  was chosen at 1, since then each epoch at its best scale):
 #                                  calibrated-FRACTION-CONDITION; `merge-calibrated` joins them in calibrated/
+#   curve.sh FN epoch-calibrated FRACTION gold|filtered
+#                                  the same at a commit where each epoch is scored at its best scale, early
+#                                  stopping and calibrating on all 328 dev sentences (fn-dev.jsonl, not dev100):
+#                                  epoch-calibrated-FRACTION-CONDITION; `merge-epoch-calibrated` joins them
 #   curve.sh FN calibrate-kept     every kept model scored as `lexicon` does, with NULL calibrated on dev100 first
 #                                  (diagnostics/rescore.py null_scale=dev): keep-*/calibrated.csv, joined in kept-calibrated/
 # Run from the folder make-data.sh wrote, with run-fn-pool/ complete; FN is the fndata-1.5 folder.
@@ -65,13 +70,14 @@ FN=${1:?the unpacked fndata-1.5 folder}; what=${2:-both}
 STEPS_50=6000 STEPS_100=12000
 curve() {  # curve CONDITIONS OUT PROJECT_SOURCE [FRACTIONS [--set ...]]; the filters choose the filtered condition's records
   # AUGMENTED names the run whose records the cells add (run-fn-pool, the one-iteration run, unless set);
-  # SEEDS the resampled runs per fraction (5 unless set: a rerun with more trains only the new seeds)
+  # SEEDS the resampled runs per fraction (5 unless set: a rerun with more trains only the new seeds);
+  # DEV the dev set, for early stopping and calibration (fn-dev100.jsonl unless set)
   local conditions=$1 out=$2 project=$3 fractions=${4:-0.5,1} filters=()
   shift $(( $# < 4 ? $# : 4 ))
   [[ ,$conditions, == *,filtered,* ]] && filters=(--filter adequacy --filter fluency --filter facts
     --filter "{name: frame-lexicon, release: $FN${MAX_FRAMES:+, max_frames: $MAX_FRAMES}}")
   OMP_NUM_THREADS=1 spanaug experiment learning-curve --trainer frame-id --dataset jsonl \
-    --train fn-pool.jsonl --dev fn-dev100.jsonl --test fn-test.jsonl --augmented "${AUGMENTED:-run-fn-pool}" \
+    --train fn-pool.jsonl --dev "${DEV:-fn-dev100.jsonl}" --test fn-test.jsonl --augmented "${AUGMENTED:-run-fn-pool}" \
     --conditions "$conditions" --fractions "$fractions" --seeds "${SEEDS:-5}" --unseen lu \
     "${filters[@]}" --set trainer.epochs=60 --set trainer.patience=10 --set trainer.min_epochs=30 --set trainer.batch_size=4 \
     --set trainer.project_source="$project" "$@" --no-progress --out "$out"
@@ -135,10 +141,11 @@ case $what in
   merge-it3) times=${3:?times, as given to it3}; rm -rf three-iterations
              spanaug experiment summarize held-*-gold/results.csv "it3-repeat-$times"-*/results.csv --out three-iterations \
                --title "frame-id, a pool of 272 sentences: three iterations, held, each gold sentence $times times an epoch with records" ;;
-  calibrated) fraction=${3:?fraction: 0.5 or 1}; condition=${4:?condition: gold or filtered}; repeat=()
+  calibrated|epoch-calibrated) fraction=${3:?fraction: 0.5 or 1}; condition=${4:?condition: gold or filtered}; repeat=()
               # gold as held trains it; the records as repeat does, each gold sentence 7 times an epoch
               [[ $condition == filtered ]] && repeat=(--set trainer.exhaustive_repeat=7)
-              retrain calibrated "$fraction" "$condition" --set "trainer.lexicon={name: framenet, release: $FN}" \
+              [[ $what == epoch-calibrated ]] && export DEV=fn-dev.jsonl
+              retrain "$what" "$fraction" "$condition" --set "trainer.lexicon={name: framenet, release: $FN}" \
                 --set trainer.null_scale=dev "${repeat[@]}" ;;
   calibrate-kept) rescore_kept calibrated.csv kept-calibrated \
                     "frame-id, a pool of 272 sentences: the kept models held to FrameNet's LUs, NULL calibrated on dev" \
@@ -146,8 +153,11 @@ case $what in
   merge-calibrated) rm -rf calibrated
                     spanaug experiment summarize calibrated-*/results.csv --out calibrated \
                       --title "frame-id, a pool of 272 sentences: two iterations, held, NULL calibrated on dev" ;;
+  merge-epoch-calibrated) rm -rf epoch-calibrated
+                          spanaug experiment summarize epoch-calibrated-*/results.csv --out epoch-calibrated \
+                            --title "frame-id, a pool of 272 sentences: two iterations, held, each epoch at its best NULL scale on all of dev" ;;
   merge-held) rm -rf held  # made anew from the parts, which a rerun may have grown
               spanaug experiment summarize held-*/results.csv --out held \
                 --title "frame-id, a pool of 272 sentences: two iterations, held to FrameNet's LUs on dev and test" ;;
-  *) echo "usage: curve.sh FN [both | run CONDITIONS OUT | merge | project | merge-project | steps | lexsub | strict | merge-steps | it2 CONDITIONS FRACTION | merge-it2 | share SHARE FRACTION | keep FRACTION [CONDITION] | lexicon | held FRACTION [CONDITION] | merge-held | repeat TIMES FRACTION | merge-repeat TIMES | it3 TIMES FRACTION | merge-it3 TIMES | calibrated FRACTION CONDITION | merge-calibrated | calibrate-kept]" >&2; exit 2 ;;
+  *) echo "usage: curve.sh FN [both | run CONDITIONS OUT | merge | project | merge-project | steps | lexsub | strict | merge-steps | it2 CONDITIONS FRACTION | merge-it2 | share SHARE FRACTION | keep FRACTION [CONDITION] | lexicon | held FRACTION [CONDITION] | merge-held | repeat TIMES FRACTION | merge-repeat TIMES | it3 TIMES FRACTION | merge-it3 TIMES | calibrated FRACTION CONDITION | merge-calibrated | epoch-calibrated FRACTION CONDITION | merge-epoch-calibrated | calibrate-kept]" >&2; exit 2 ;;
 esac
