@@ -288,6 +288,11 @@ def by_null_scale(
 ) -> tuple[float, dict[str, dict[str, float]], dict[float, float]]:
     """The scale of ``scales`` with the best F1 on ``dev`` (whose odds are ``found``; the one nearest 1 among
     equals), its scores, and each scale's dev F1."""
+    # A span that is not a trigger at the smallest scale is none at any: dropping those first
+    # leaves each scale a few spans a sentence to look at, not every one.
+    floor = min(scales)
+    found = [SpanOdds(*zip(*kept)) if (kept := [row for row in zip(s.spans, s.null, s.best, s.label) if row[2] > floor * row[1]])
+             else SpanOdds([], [], [], []) for s in found]
     scores = {scale: score(dev, labelled(model, found, scale)) for scale in scales}
     f1 = {scale: result["all"]["f1"] for scale, result in scores.items()}
     best = max(sorted(scales, reverse=True), key=lambda scale: f1[scale])
