@@ -1,11 +1,12 @@
-"""The results tables of docs/experiments.md, from this folder's CSVs, each condition paired by
-seed with its table's gold row: gold and the two-iteration filtered records held to FrameNet's
-lexical units on dev and test with NULL calibrated on dev; the same held but not calibrated
-(the records also with each gold sentence repeated in every epoch, and so the three-iteration
-records); the kept models rescored, calibrated and then held on test only; then every condition
-unheld, against gold trained as many optimiser steps as the cells with records.
+"""The results tables of issue 44's curves, from this folder's CSVs, each condition paired by seed
+with its table's gold row: first the headline table of docs/experiments.md (gold and the
+two-iteration filtered records held to FrameNet's lexical units on dev and test, NULL calibrated
+on dev), then those of the results page's "The curve", in its order: the kept models rescored,
+calibrated; the cells trained held but not calibrated (the records also with each gold sentence
+repeated in every epoch, and so the three-iteration records); the kept models held on test only;
+every condition unheld, against gold trained as many optimiser steps as the cells with records.
 
-    python table.py            # prints the tables' markdown (header and rows) in that page's order
+    python table.py            # prints the tables' markdown (header and rows) in that order
 
 A row whose CSV is not there yet (a diagnostic still training) is left out.
 """
@@ -77,7 +78,7 @@ def diff(values: list[float]) -> str:
 
 
 def main() -> None:
-    for rows in (CALIBRATED, HELD, KEPT_CALIBRATED, LEXICON, ROWS):
+    for rows in (CALIBRATED, KEPT_CALIBRATED, HELD, LEXICON, ROWS):
         if not read(rows[0][1]):  # its baseline still training
             continue
         table(rows)
