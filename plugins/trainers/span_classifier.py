@@ -226,6 +226,12 @@ class SpanOdds:
     best: list[float]
     label: list[int]  # logit index, never NULL
 
+    def above(self, scale: float) -> SpanOdds:
+        """Only the spans whose best label is more probable than ``scale`` times NULL: the triggers at any
+        scale from ``scale`` up are among them."""
+        rows = [row for row in zip(self.spans, self.null, self.best, self.label) if row[2] > scale * row[1]]
+        return SpanOdds(*(list(column) for column in zip(*rows))) if rows else SpanOdds([], [], [], [])
+
 
 def odds(
     model: SpanClassifier,
@@ -288,11 +294,9 @@ def by_null_scale(
 ) -> tuple[float, dict[str, dict[str, float]], dict[float, float]]:
     """The scale of ``scales`` with the best F1 on ``dev`` (whose odds are ``found``; the one nearest 1 among
     equals), its scores, and each scale's dev F1."""
-    # A span that is not a trigger at the smallest scale is none at any: dropping those first
-    # leaves each scale a few spans a sentence to look at, not every one.
-    floor = min(scales)
-    found = [SpanOdds(*zip(*kept)) if (kept := [row for row in zip(s.spans, s.null, s.best, s.label) if row[2] > floor * row[1]])
-             else SpanOdds([], [], [], []) for s in found]
+    # Narrowed once to the spans that are triggers at the smallest scale, each scale looks at a
+    # few spans a sentence, not at every one.
+    found = [sentence.above(min(scales)) for sentence in found]
     scores = {scale: score(dev, labelled(model, found, scale)) for scale in scales}
     f1 = {scale: result["all"]["f1"] for scale, result in scores.items()}
     best = max(sorted(scales, reverse=True), key=lambda scale: f1[scale])

@@ -317,6 +317,10 @@ def test_null_scale_moves_the_line_between_null_and_a_frame() -> None:
     assert labelled(model, odds, 0.5) == [[(1, 2, "Posture")]]  # (0, 1) ties again: 0.3 is not above 0.5 * 0.6
     assert labelled(model, odds, 0.4) == [[(0, 1, "Commerce_buy"), (1, 2, "Posture")]]
     assert labelled(model, odds, 0.05) == [[(0, 1, "Commerce_buy"), (1, 2, "Posture")]]  # (1, 3) overlaps a likelier one
+    narrowed = [odds[0].above(0.4)]  # what any scale from 0.4 up labels
+    assert narrowed[0] == SpanOdds(spans=[(0, 1), (1, 2)], null=[0.6, 0.5], best=[0.3, 0.5], label=[1, 2])
+    assert all(labelled(model, narrowed, scale) == labelled(model, odds, scale) for scale in (0.4, 0.5, 1))
+    assert odds[0].above(1) == SpanOdds([], [], [], [])
 
 
 def test_null_scale_dev_is_chosen_on_dev_and_saved_with_the_model(tiny_encoder, tmp_path) -> None:
