@@ -60,7 +60,8 @@
 #   curve.sh FN epoch-calibrated FRACTION gold|filtered
 #                                  the same at a commit where each epoch is scored at its best scale, early
 #                                  stopping and calibrating on all 328 dev sentences (fn-dev.jsonl, not dev100):
-#                                  epoch-calibrated-FRACTION-CONDITION; `merge-epoch-calibrated` joins them
+#                                  epoch-calibrated-FRACTION-CONDITION; `merge-epoch-calibrated` joins them;
+#                                  `epoch-calibrated-dev100` the same on dev100, to tell the two changes apart
 #   curve.sh FN calibrate-kept     every kept model scored as `lexicon` does, with NULL calibrated on dev100 first
 #                                  (diagnostics/rescore.py null_scale=dev): keep-*/calibrated.csv, joined in kept-calibrated/
 # Run from the folder make-data.sh wrote, with run-fn-pool/ complete; FN is the fndata-1.5 folder.
@@ -141,7 +142,7 @@ case $what in
   merge-it3) times=${3:?times, as given to it3}; rm -rf three-iterations
              spanaug experiment summarize held-*-gold/results.csv "it3-repeat-$times"-*/results.csv --out three-iterations \
                --title "frame-id, a pool of 272 sentences: three iterations, held, each gold sentence $times times an epoch with records" ;;
-  calibrated|epoch-calibrated) fraction=${3:?fraction: 0.5 or 1}; condition=${4:?condition: gold or filtered}; repeat=()
+  calibrated|epoch-calibrated|epoch-calibrated-dev100) fraction=${3:?fraction: 0.5 or 1}; condition=${4:?condition: gold or filtered}; repeat=()
               # gold as held trains it; the records as repeat does, each gold sentence 7 times an epoch
               [[ $condition == filtered ]] && repeat=(--set trainer.exhaustive_repeat=7)
               [[ $what == epoch-calibrated ]] && export DEV=fn-dev.jsonl
@@ -159,5 +160,5 @@ case $what in
   merge-held) rm -rf held  # made anew from the parts, which a rerun may have grown
               spanaug experiment summarize held-*/results.csv --out held \
                 --title "frame-id, a pool of 272 sentences: two iterations, held to FrameNet's LUs on dev and test" ;;
-  *) echo "usage: curve.sh FN [both | run CONDITIONS OUT | merge | project | merge-project | steps | lexsub | strict | merge-steps | it2 CONDITIONS FRACTION | merge-it2 | share SHARE FRACTION | keep FRACTION [CONDITION] | lexicon | held FRACTION [CONDITION] | merge-held | repeat TIMES FRACTION | merge-repeat TIMES | it3 TIMES FRACTION | merge-it3 TIMES | calibrated FRACTION CONDITION | merge-calibrated | epoch-calibrated FRACTION CONDITION | merge-epoch-calibrated | calibrate-kept]" >&2; exit 2 ;;
+  *) echo "usage: curve.sh FN [both | run CONDITIONS OUT | merge | project | merge-project | steps | lexsub | strict | merge-steps | it2 CONDITIONS FRACTION | merge-it2 | share SHARE FRACTION | keep FRACTION [CONDITION] | lexicon | held FRACTION [CONDITION] | merge-held | repeat TIMES FRACTION | merge-repeat TIMES | it3 TIMES FRACTION | merge-it3 TIMES | calibrated FRACTION CONDITION | merge-calibrated | epoch-calibrated[-dev100] FRACTION CONDITION | merge-epoch-calibrated | calibrate-kept]" >&2; exit 2 ;;
 esac
