@@ -2,9 +2,10 @@
 with its table's gold row: first the headline table of docs/experiments.md (gold and the
 two-iteration filtered records held to FrameNet's lexical units on dev and test, each epoch at
 its best NULL scale on dev), then those of the results page's "The curve", in its order: the
-same calibrated once the epoch was chosen at scale 1; the kept models rescored, calibrated; the cells trained held but not calibrated (the records also with each gold sentence
-repeated in every epoch, and so the three-iteration records); the kept models held on test only;
-every condition unheld, against gold trained as many optimiser steps as the cells with records.
+same calibrated once the epoch was chosen at scale 1; the kept models rescored, calibrated; the
+cells trained held but not calibrated (the records also with each gold sentence repeated in every
+epoch, and so the three-iteration records); the kept models held on test only; every condition
+unheld, against gold trained as many optimiser steps as the cells with records.
 
     python table.py            # prints the tables' markdown (header and rows) in that order
 
