@@ -14,14 +14,16 @@ srl). Which of
 those spans count is ``match``: ``all`` of them, or (``target``) those about the span the
 paraphrase rewrote — the rewritten span itself when the model tags its role (an entity),
 the arguments of its group when it is a predicate, and every tagged span when neither
-applies (a ner model on records whose rewritten span is not an entity). The model is
+applies (a ner model on records whose rewritten span is not an entity). ``trainer`` gives
+that trainer options that act at prediction, so that the model predicts as it is used (a
+frame-id model trained held to FrameNet's LUs, held to them here too). The model is
 loaded, and torch imported, on the first record; nothing else is kept between records.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar, Literal, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
 
 from pydantic import Field
 
@@ -80,6 +82,10 @@ class LabelConsistencyFilter:
         )
         min_recall: float = Field(default=1.0, ge=0.0, le=1.0, description="smallest share of checked spans predicted")
         device: str = Field(default="cpu", description="torch device of the model")
+        trainer: dict[str, Any] = Field(
+            default_factory=dict, description="options of the trainer that predicts, as `spanaug train --set trainer.KEY` "
+            "takes them (e.g. frame-id's lexicon, for a model trained with it): those that act at prediction"
+        )
 
     def __init__(self, config: Config) -> None:
         self.config = config
@@ -107,7 +113,7 @@ class LabelConsistencyFilter:
             from spanaug_core.plugins import default_registry
 
             name = self._trainer_name or self._model_trainer(self.config.model)
-            self._trainer = default_registry().create("trainer", name, device=self.config.device)
+            self._trainer = default_registry().create("trainer", name, **{**self.config.trainer, "device": self.config.device})
         return self._trainer
 
     def predicted_spans(self, example: Example) -> list[Span]:

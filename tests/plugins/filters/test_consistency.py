@@ -168,3 +168,12 @@ def test_frame_id_checks_the_rewritten_target_whatever_its_group(monkeypatch, tm
     moved = buy.moved(2, 3)
     assert flt.check(record("she then purchased a car", (moved, buyer)), ctx(source)) is None
     assert flt.check(record("she then got a car", (moved, buyer)), ctx(source)) == "predicted 0 of 1 spans (missing Commerce_buy 'got')"
+
+
+def test_trainer_options_reach_the_predicting_trainer(tmp_path: Path) -> None:
+    model = fake_model(tmp_path / "m", "frame-id")
+    flt = LabelConsistencyFilter(LabelConsistencyFilter.Config(model=model, trainer={"null_scale": 0.5}, device="cpu"))
+    assert flt.trainer().config.null_scale == 0.5 and flt.trainer().config.device == "cpu"
+    wrong = LabelConsistencyFilter(LabelConsistencyFilter.Config(model=model, trainer={"no_such_option": 1}))
+    with pytest.raises(ConfigError, match="no_such_option"):
+        wrong.trainer()
