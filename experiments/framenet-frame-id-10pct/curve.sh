@@ -62,6 +62,11 @@
 #                                  stopping and calibrating on all 328 dev sentences (fn-dev.jsonl, not dev100):
 #                                  epoch-calibrated-FRACTION-CONDITION; `merge-epoch-calibrated` joins them;
 #                                  `epoch-calibrated-dev100` the same on dev100, to tell the two changes apart
+#   curve.sh FN gold-model         a gold model of the whole pool as epoch-calibrated's gold cells train it (seed 0):
+#                                  gold-1-model, for label-consistency
+#   curve.sh FN consistency        epoch-calibrated's filtered cells at 100% with label-consistency after the README's
+#                                  filters (a record is kept where gold-1-model, held to the LUs, predicts its trigger and
+#                                  frame): consistency-1-filtered. Only at 100%, where the model saw no more gold than the cell
 #   curve.sh FN calibrate-kept     every kept model scored as `lexicon` does, with NULL calibrated on dev100 first
 #                                  (diagnostics/rescore.py null_scale=dev): keep-*/calibrated.csv, joined in kept-calibrated/
 # Run from the folder make-data.sh wrote, with run-fn-pool/ complete; FN is the fndata-1.5 folder.
@@ -72,11 +77,13 @@ STEPS_50=6000 STEPS_100=12000
 curve() {  # curve CONDITIONS OUT PROJECT_SOURCE [FRACTIONS [--set ...]]; the filters choose the filtered condition's records
   # AUGMENTED names the run whose records the cells add (run-fn-pool, the one-iteration run, unless set);
   # SEEDS the resampled runs per fraction (5 unless set: a rerun with more trains only the new seeds);
-  # DEV the dev set, for early stopping and calibration (fn-dev100.jsonl unless set)
+  # DEV the dev set, for early stopping and calibration (fn-dev100.jsonl unless set);
+  # CONSISTENCY a gold model folder: the filtered condition also keeps to label-consistency with it
   local conditions=$1 out=$2 project=$3 fractions=${4:-0.5,1} filters=()
   shift $(( $# < 4 ? $# : 4 ))
   [[ ,$conditions, == *,filtered,* ]] && filters=(--filter adequacy --filter fluency --filter facts
-    --filter "{name: frame-lexicon, release: $FN${MAX_FRAMES:+, max_frames: $MAX_FRAMES}}")
+    --filter "{name: frame-lexicon, release: $FN${MAX_FRAMES:+, max_frames: $MAX_FRAMES}}"
+    ${CONSISTENCY:+--filter "{name: label-consistency, model: $CONSISTENCY, trainer: {lexicon: {name: framenet, release: $FN}}}"})
   OMP_NUM_THREADS=1 spanaug experiment learning-curve --trainer frame-id --dataset jsonl \
     --train fn-pool.jsonl --dev "${DEV:-fn-dev100.jsonl}" --test fn-test.jsonl --augmented "${AUGMENTED:-run-fn-pool}" \
     --conditions "$conditions" --fractions "$fractions" --seeds "${SEEDS:-5}" --unseen lu \
@@ -148,6 +155,12 @@ case $what in
               [[ $what == epoch-calibrated ]] && export DEV=fn-dev.jsonl
               retrain "$what" "$fraction" "$condition" --set "trainer.lexicon={name: framenet, release: $FN}" \
                 --set trainer.null_scale=dev "${repeat[@]}" ;;
+  gold-model) OMP_NUM_THREADS=1 spanaug train --trainer frame-id --dataset jsonl --train fn-pool.jsonl --dev fn-dev.jsonl \
+                --test fn-test.jsonl --out gold-1-model --set trainer.epochs=60 --set trainer.patience=10 --set trainer.min_epochs=1 \
+                --set trainer.min_steps=$STEPS_100 --set trainer.batch_size=4 --set "trainer.lexicon={name: framenet, release: $FN}" \
+                --set trainer.null_scale=dev --set trainer.seed=0 --no-progress ;;
+  consistency) CONSISTENCY=gold-1-model DEV=fn-dev.jsonl retrain consistency 1 filtered \
+                 --set "trainer.lexicon={name: framenet, release: $FN}" --set trainer.null_scale=dev --set trainer.exhaustive_repeat=7 ;;
   calibrate-kept) rescore_kept calibrated.csv kept-calibrated \
                     "frame-id, a pool of 272 sentences: the kept models held to FrameNet's LUs, NULL calibrated on dev" \
                     --dev fn-dev100.jsonl "lexicon={name: framenet, release: $FN}" null_scale=dev ;;
@@ -160,5 +173,5 @@ case $what in
   merge-held) rm -rf held  # made anew from the parts, which a rerun may have grown
               spanaug experiment summarize held-*/results.csv --out held \
                 --title "frame-id, a pool of 272 sentences: two iterations, held to FrameNet's LUs on dev and test" ;;
-  *) echo "usage: curve.sh FN [both | run CONDITIONS OUT | merge | project | merge-project | steps | lexsub | strict | merge-steps | it2 CONDITIONS FRACTION | merge-it2 | share SHARE FRACTION | keep FRACTION [CONDITION] | lexicon | held FRACTION [CONDITION] | merge-held | repeat TIMES FRACTION | merge-repeat TIMES | it3 TIMES FRACTION | merge-it3 TIMES | calibrated FRACTION CONDITION | merge-calibrated | epoch-calibrated[-dev100] FRACTION CONDITION | merge-epoch-calibrated | calibrate-kept]" >&2; exit 2 ;;
+  *) echo "usage: curve.sh FN [both | run CONDITIONS OUT | merge | project | merge-project | steps | lexsub | strict | merge-steps | it2 CONDITIONS FRACTION | merge-it2 | share SHARE FRACTION | keep FRACTION [CONDITION] | lexicon | held FRACTION [CONDITION] | merge-held | repeat TIMES FRACTION | merge-repeat TIMES | it3 TIMES FRACTION | merge-it3 TIMES | calibrated FRACTION CONDITION | merge-calibrated | epoch-calibrated[-dev100] FRACTION CONDITION | merge-epoch-calibrated | gold-model | consistency | calibrate-kept]" >&2; exit 2 ;;
 esac

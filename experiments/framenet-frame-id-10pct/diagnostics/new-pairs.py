@@ -5,8 +5,13 @@ The filters are applied as ``spanaug experiment learning-curve``'s filtered cond
 them: adequacy, fluency, facts and frame-lexicon in that order, each record with its source's
 earlier outputs (in file order) as context. ``--verdicts FILE`` also writes every record's
 verdict (kept, or the first filter that drops it) as JSON, for a judged sample's table.
+``--consistency MODEL`` adds the ``label-consistency`` filter last, with a frame-id model
+trained on gold held to FNDATA's LUs (and predicting held to them); ``--judged TSV...`` then
+counts, of the judged records in the run, how many each verdict keeps and how many of those
+the annotators found good (the frame evoked, and the meaning kept too; with two annotators,
+both said yes).
 
-    python new-pairs.py RUN POOL TEST FNDATA [--verdicts verdicts.json]
+    python new-pairs.py RUN POOL TEST FNDATA [--verdicts verdicts.json] [--consistency MODEL --judged TSV...]
 """
 
 from __future__ import annotations
@@ -37,12 +42,17 @@ def main() -> None:
     for name in ("run", "pool", "test", "fndata"):
         parser.add_argument(name, type=Path)
     parser.add_argument("--verdicts", type=Path)
+    parser.add_argument("--consistency", type=Path, help="a frame-id model trained on gold, for label-consistency")
+    parser.add_argument("--judged", type=Path, nargs="*", default=[], help="judgment TSVs (docs/results/judgments/)")
     args = parser.parse_args()
     pool = [Example.model_validate_json(line) for line in args.pool.read_text().splitlines()]
     sources = {e.id: e for e in pool}
     registry = default_registry()
     filters = [registry.create("filter", name) for name in ("adequacy", "fluency", "facts")]
     filters.append(registry.create("filter", "frame-lexicon", release=str(args.fndata)))
+    if args.consistency:
+        lexicon = {"name": "framenet", "release": str(args.fndata)}
+        filters.append(registry.create("filter", "label-consistency", model=args.consistency, trainer={"lexicon": lexicon}))
     seen: dict[str, set[str]] = defaultdict(set)
     records = read_records(args.run / "augmented.jsonl")
     verdict = {}
@@ -66,6 +76,32 @@ def main() -> None:
             f"round {round_}: {len(these)} records, kept {why.pop('kept', 0)}, dropped {dict(why)}; rounds 1-{round_} kept: "
             f"{len(pairs)} new (frame, trigger) pairs matching {sum(test[p] for p in pairs)} test targets"
         )
+    if args.judged:
+        judged_table(verdict, args.judged)
+
+
+def judged_table(verdict: dict[str, str], tsvs: list[Path]) -> None:
+    """Of the judged records among ``verdict``'s, how many each verdict keeps and how many of those are good."""
+    good: dict[str, tuple[bool, bool]] = {}  # record id -> (frame evoked, frame evoked and meaning kept)
+    for tsv in tsvs:
+        for line in tsv.read_text().splitlines():
+            if line.startswith("#") or not line.strip():
+                continue
+            cols = line.split("\t")
+            # One annotator: id, frame, meaning, ...; two: id, round, frame, meaning, frame, meaning, ...
+            votes = [int(c) for c in (cols[2:6] if len(cols) >= 8 else cols[1:3])]
+            good[cols[0]] = (all(votes[0::2]), all(votes))
+    rows: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])
+    for record_id, (frame, both) in good.items():
+        if record_id in verdict:
+            for row in (verdict[record_id], "all"):
+                rows[row][0] += 1
+                rows[row][1] += frame
+                rows[row][2] += both
+    print("verdict | judged | frame evoked | both")
+    for row in sorted(rows, key=lambda r: (r != "all", r != "kept", r)):
+        judged, frame, both = rows[row]
+        print(f"{row} | {judged} | {frame} | {both}")
 
 
 if __name__ == "__main__":
