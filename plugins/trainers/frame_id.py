@@ -119,7 +119,7 @@ class FrameIdTrainer:
     class Config(TaggerOptions):
         layers: int = Field(default=2, ge=1, description="stacked BiLSTM layers")
         dropout: float = Field(default=0.3, ge=0.0, lt=1.0, description="dropout on the word inputs, the BiLSTM output and in the feed-forward layer")
-        patience: int = Field(default=5, ge=1, description="epochs without a better dev F1 before stopping, counted once an epoch finds a correct trigger")
+        patience: int = Field(default=5, ge=1, description="dev scores (epochs, unless dev_every) without a better dev F1 before stopping, counted once one finds a correct trigger")
         batch_size: int = Field(default=16, ge=1, description="sentences per step")
         max_span: int = Field(default=3, ge=1, description="longest span (tokens) that can be a trigger")
         span_hidden: int = Field(default=128, ge=1, description="hidden units of the span LSTM and the feed-forward layer")

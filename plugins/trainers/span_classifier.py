@@ -25,7 +25,7 @@ This module imports torch at the top: import it only inside functions of light m
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -377,9 +377,8 @@ def fit(
     classes = len(config.frames) + 1
     order = list(range(len(items)))
 
-    def one_epoch() -> float:
+    def one_epoch() -> Iterator[tuple[float, float]]:
         shuffler.shuffle(order)
-        total, count = 0.0, 0
         for b in range(0, len(order), options.batch_size):
             chosen = [items[i] for i in order[b : b + options.batch_size]]
             batch = collate([s.features for s in chosen], [s.spans for s in chosen], options.device)
@@ -387,9 +386,7 @@ def fit(
                 torch.cat([s.labels for s in chosen]), torch.cat([s.smoothing for s in chosen]), classes
             ).to(options.device)
             loss = span_loss(model(batch), targets, torch.cat([s.weights for s in chosen]).to(options.device))
-            total += step(model, optimizer, loss, options.clip) * len(targets)
-            count += len(targets)
-        return total / count
+            yield step(model, optimizer, loss, options.clip) * len(targets), len(targets)
 
     dev_tokens = [s.tokens for s in dev or []]
     calibrations: list[tuple[float, dict[float, float]]] = []  # each epoch's best scale and every scale's F1
@@ -402,7 +399,7 @@ def fit(
         return scores
 
     summary = run_epochs(model, one_epoch, score_dev if dev else None, options, report, steps_per_epoch(len(items), options.batch_size))
-    scale, f1 = calibrations[summary["best_epoch"] - 1] if calibrations else (null_scales[0], {})
+    scale, f1 = calibrations[summary["best_check"]] if calibrations else (null_scales[0], {})
     model.config = config.model_copy(update={"null_scale": scale, "training": {
         **summary,
         **({"null_scales": {str(k): v for k, v in f1.items()}} if len(null_scales) > 1 else {}),

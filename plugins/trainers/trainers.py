@@ -50,10 +50,12 @@ class TaggerOptions(ComponentConfig):
     layers: int = Field(default=1, ge=1, description="BiLSTM layers")
     dropout: float = Field(default=0.3, ge=0.0, lt=1.0, description="dropout on the word vectors and the BiLSTM output")
     epochs: int = Field(default=30, ge=1, description="most epochs (more when min_steps needs them)")
-    patience: int = Field(default=5, ge=1, description="epochs without a better dev F1 before stopping")
+    patience: int = Field(default=5, ge=1, description="dev scores (epochs, unless dev_every) without a better dev F1 before stopping")
     min_epochs: int = Field(default=1, ge=1, description="epochs always trained before early stopping may stop (tiny training sets need many)")
     min_steps: int = Field(default=0, ge=0, description="optimiser steps always trained before early stopping may stop, past epochs if need be "
                            "(the same floor for training sets of any size)")
+    dev_every: int = Field(default=0, ge=0, description="score dev every this many optimiser steps, not at each epoch's end "
+                           "(0): conditions whose epochs differ in length are then chosen among as many checkpoints")
     lr: float = Field(default=1e-3, gt=0.0, description="Adam learning rate")
     batch_size: int = Field(default=16, ge=1, description="instances per step")
     clip: float = Field(default=5.0, gt=0.0, description="gradient norm clipping")

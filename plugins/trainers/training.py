@@ -3,11 +3,11 @@
 Word vectors of every train and dev sentence are encoded once up front (cached in
 :class:`~spanaug_shared.vectors.WordVectors`); an epoch then shuffles the instances,
 runs mini-batches of the BiLSTM-CRF with Adam and gradient clipping, and scores dev with
-the trainer's metric. Training stops when dev F1 has not improved for ``patience``
-epochs (counted from the first epoch with dev F1 above 0, and not before ``min_epochs``
-epochs and ``min_steps`` optimiser steps) and the best epoch's weights are kept (without
-dev: the last epoch's). ``run_epochs`` is that loop for any model; the
-frame-id classifier uses it too.
+the trainer's metric at each epoch's end, or every ``dev_every`` optimiser steps. Training
+stops when dev F1 has not improved for ``patience`` dev scores (counted from the first one
+above 0, and not before ``min_epochs`` epochs and ``min_steps`` steps) and the best
+weights are kept (without dev: the last epoch's). ``run_epochs`` is that loop for any
+model; the frame-id classifier uses it too.
 
 This module imports torch at the top: import it only inside functions of light modules.
 """
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import torch
@@ -29,6 +29,8 @@ from spanaug_trainers.bio import Instance, Triple
 from spanaug_trainers.tagger import BioTagger, TaggerConfig
 
 Scorer = Callable[[Sequence[Instance], Sequence[Sequence[Triple]]], dict[str, dict[str, float]]]
+# One epoch's optimiser steps, run as they are drawn, each yielding (its loss times its weight, its weight).
+EpochSteps = Callable[[], Iterator[tuple[float, float]]]
 
 
 class FitOptions(BaseModel):
@@ -40,6 +42,7 @@ class FitOptions(BaseModel):
     patience: int
     min_epochs: int = 1
     min_steps: int = 0
+    dev_every: int = 0
     lr: float
     batch_size: int
     clip: float
@@ -95,7 +98,8 @@ def seeded_start(options: FitOptions, vectors: WordVectors, sentences: Sequence[
 def training_metrics(summary: dict[str, Any]) -> dict[str, float]:
     """What ``train`` returns (metrics.json): epochs, the last loss and the best epoch's dev scores."""
     metrics = {"epochs_run": float(summary["epochs_run"]), "steps_run": float(summary["steps_run"]),
-               "best_epoch": float(summary["best_epoch"]), "train_loss": summary["losses"][-1]}
+               "best_epoch": float(summary["best_epoch"]), "best_step": float(summary["best_step"]),
+               "train_loss": summary["losses"][-1]}
     if summary["dev"]:
         metrics.update({f"dev_{key}": summary["dev"]["all"][key] for key in ("precision", "recall", "f1")})
     return metrics
@@ -117,50 +121,70 @@ def steps_per_epoch(examples: int, batch_size: int) -> int:
 
 def run_epochs(
     model: torch.nn.Module,
-    one_epoch: Callable[[], float],
+    one_epoch: EpochSteps,
     score_dev: Callable[[], dict[str, dict[str, float]]] | None,
     options: FitOptions,
     report: ProgressCallback,
     epoch_steps: int,
 ) -> dict[str, Any]:
-    """Train epoch by epoch with early stopping on dev F1; the best epoch's weights are loaded at the end.
+    """Train epoch by epoch with early stopping on dev F1; the best weights are loaded at the end.
 
-    ``one_epoch`` trains one pass of ``epoch_steps`` optimiser steps and returns its mean
-    loss; ``score_dev`` scores the model on dev (None: no dev, the last epoch is kept).
-    Until dev F1 first rises above 0 every epoch counts as the best and patience does not
+    ``one_epoch`` runs one pass of ``epoch_steps`` optimiser steps, yielding after each (see
+    :data:`EpochSteps`); ``score_dev`` scores the model on dev (None: no dev, the last epoch
+    is kept). Dev is scored at each epoch's end, or every ``dev_every`` steps when that is
+    set: conditions whose epochs differ in length (gold alone, or with many paraphrases) are
+    then chosen among as many checkpoints per step. ``patience`` counts dev scores.
+    Until dev F1 first rises above 0 every score counts as the best and patience does not
     run: a model on little data (or with a dominant "nothing here" label) may find no span
     for several epochs, and stopping then would keep an untrained model. Nor does it stop
     before ``min_epochs`` epochs and ``min_steps`` steps, which may run past ``epochs``: a
     few dozen sentences make a handful of steps per epoch, and patience counted in epochs
     would stop such a model long before one trained on more data has had as many updates.
-    Returns the training summary saved with the model.
+    Returns the training summary saved with the model (``best_check``: the kept score's
+    index in ``dev_f1``).
     """
-    best: dict[str, Any] = {"f1": 0.0, "epoch": 0, "scores": {}}
+    best: dict[str, Any] = {"f1": 0.0, "epoch": 0, "step": 0, "check": -1, "scores": {}}
     losses: list[float] = []
     dev_f1: list[float] = []
-    floor = max(options.min_epochs, math.ceil(options.min_steps / epoch_steps))
-    last = max(options.epochs, floor)
-    for epoch in range(1, last + 1):
+    floor = max(options.min_epochs * epoch_steps, options.min_steps)
+    last = max(options.epochs * epoch_steps, floor)
+    steps, epoch, stop = 0, 0, False
+
+    def check() -> bool:
+        """Score dev, keep the weights if best; whether training may stop here."""
+        nonlocal best
+        model.eval()
+        scores = score_dev()
         model.train()
-        losses.append(one_epoch())
-        message = f"loss {losses[-1]:.3f}"
-        if score_dev is not None:
-            model.eval()
-            scores = score_dev()
-            dev_f1.append(scores["all"]["f1"])
-            message += f" dev F1 {dev_f1[-1]:.3f}"
-            if dev_f1[-1] > best["f1"] or best["f1"] == 0.0:
-                best = {"f1": dev_f1[-1], "epoch": epoch, "scores": scores,
-                        "state": {k: v.detach().clone() for k, v in model.state_dict().items()}}
-        report(ProgressEvent("epoch", epoch, last, message=message))
-        if score_dev is not None and best["f1"] > 0.0 and epoch >= floor and epoch - best["epoch"] >= options.patience:
-            break
+        dev_f1.append(scores["all"]["f1"])
+        if dev_f1[-1] > best["f1"] or best["f1"] == 0.0:
+            best = {"f1": dev_f1[-1], "epoch": epoch, "step": steps, "check": len(dev_f1) - 1, "scores": scores,
+                    "state": {k: v.detach().clone() for k, v in model.state_dict().items()}}
+        return best["f1"] > 0.0 and steps >= floor and len(dev_f1) - 1 - best["check"] >= options.patience
+
+    while steps < last and not stop:
+        epoch += 1
+        model.train()
+        total = weight = 0.0
+        for loss, size in one_epoch():
+            total, weight, steps = total + loss, weight + size, steps + 1
+            if score_dev is not None and options.dev_every and steps % options.dev_every == 0 and check():
+                stop = True
+                break
+        losses.append(total / max(weight, 1e-12))
+        if score_dev is not None and not options.dev_every:
+            stop = check()
+        message = f"loss {losses[-1]:.3f}" + (f" dev F1 {dev_f1[-1]:.3f}" if dev_f1 else "")
+        report(ProgressEvent("epoch", epoch, math.ceil(last / epoch_steps), message=message))
     if "state" in best:
         model.load_state_dict(best["state"])
+    kept = score_dev is not None
     return {
         "epochs_run": len(losses),
-        "steps_run": len(losses) * epoch_steps,
-        "best_epoch": best["epoch"] if score_dev is not None else len(losses),
+        "steps_run": steps,
+        "best_epoch": best["epoch"] if kept else len(losses),
+        "best_step": best["step"] if kept else steps,
+        "best_check": best["check"] if kept else -1,
         "losses": [round(x, 5) for x in losses],
         "dev_f1": [round(x, 5) for x in dev_f1],
         "dev": best["scores"],
@@ -184,14 +208,12 @@ def fit(
     optimizer = torch.optim.Adam(model.parameters(), lr=options.lr)
     order = list(range(len(train)))
 
-    def one_epoch() -> float:
+    def one_epoch() -> Iterator[tuple[float, float]]:
         shuffler.shuffle(order)
-        total = 0.0
         for b in range(0, len(order), options.batch_size):
             rows = order[b : b + options.batch_size]
             x, indicator, tags, mask = batch_tensors([train[i] for i in rows], vectors, [gold_tags[i] for i in rows], options.device)
-            total += step(model, optimizer, model.loss(x, indicator, tags, mask), options.clip) * len(rows)
-        return total / len(train)
+            yield step(model, optimizer, model.loss(x, indicator, tags, mask), options.clip) * len(rows), len(rows)
 
     score_dev = (lambda: score(dev, tag(model, dev, vectors))) if dev else None
     summary = run_epochs(model, one_epoch, score_dev, options, report, steps_per_epoch(len(train), options.batch_size))

@@ -332,7 +332,8 @@ def test_null_scale_dev_is_chosen_on_dev_and_saved_with_the_model(tiny_encoder, 
     assert metrics["dev_f1"] == max(by_scale.values()) >= by_scale["1.0"] == metrics["dev_f1_at_1"]
     # each epoch was scored at its best scale: the kept epoch is the best of those
     epochs = config["training"]["dev_f1"]  # rounded
-    assert metrics["dev_f1"] == pytest.approx(max(epochs), abs=1e-5) == epochs[int(metrics["best_epoch"]) - 1]
+    assert metrics["dev_f1"] == pytest.approx(max(epochs), abs=1e-5) == epochs[config["training"]["best_check"]]
+    assert config["training"]["best_check"] == metrics["best_epoch"] - 1  # once an epoch
     fresh = FrameIdTrainer(FrameIdTrainer.Config())  # predicts with the model's own scale
     assert fresh.evaluate(tmp_path / "m", EXAMPLES)["f1"] == pytest.approx(metrics["dev_f1"])
     assert fresh.calibrate(tmp_path / "m", EXAMPLES) == (metrics["null_scale"], {float(k): v for k, v in by_scale.items()})
@@ -346,6 +347,19 @@ def test_null_scale_dev_is_chosen_on_dev_and_saved_with_the_model(tiny_encoder, 
         trainer.train(EXAMPLES, None, tmp_path / "n")
     with pytest.raises(ConfigError, match="needs dev examples"):
         fresh.calibrate(tmp_path / "m", [])
+
+
+def test_dev_every_keeps_the_best_check_and_its_scale(tiny_encoder, tmp_path) -> None:
+    # 4 steps an epoch on the 7 examples in pairs; dev every 3 steps
+    trainer = FrameIdTrainer(FrameIdTrainer.Config(encoder=str(tiny_encoder), epochs=3, null_scale="dev", dev_every=3, **FAST))
+    metrics = trainer.train(EXAMPLES, EXAMPLES, tmp_path / "m")
+    training = json.loads((tmp_path / "m" / "config.json").read_text())["training"]
+    assert metrics["steps_run"] == 12 and len(training["dev_f1"]) == 4  # at steps 3, 6, 9 and 12
+    assert metrics["dev_f1"] == pytest.approx(max(training["dev_f1"]), abs=1e-5) == training["dev_f1"][training["best_check"]]
+    assert metrics["best_step"] == 3 * (training["best_check"] + 1)
+    fresh = FrameIdTrainer(FrameIdTrainer.Config())  # the kept weights and their scale
+    assert fresh.evaluate(tmp_path / "m", EXAMPLES)["f1"] == pytest.approx(metrics["dev_f1"])
+
 
 
 def test_a_model_saved_before_null_scale_predicts_at_1(model, tmp_path) -> None:

@@ -108,7 +108,8 @@ def test_early_stopping_waits_for_min_epochs_min_steps_and_a_first_hit() -> None
     def epochs(epoch_steps: int = 5, **options: int) -> dict:
         scores = iter([*dev_f1, *[0.1] * 20])
         fit = FitOptions(epochs=10, lr=0.1, batch_size=1, clip=1.0, seed=0, device="cpu", **options)
-        return run_epochs(torch.nn.Linear(1, 1), lambda: 1.0, lambda: {"all": {"f1": next(scores)}}, fit, lambda event: None, epoch_steps)
+        steps = lambda: iter([(1.0, 1.0)] * epoch_steps)  # noqa: E731
+        return run_epochs(torch.nn.Linear(1, 1), steps, lambda: {"all": {"f1": next(scores)}}, fit, lambda event: None, epoch_steps)
 
     assert (epochs(patience=1)["epochs_run"], epochs(patience=1)["best_epoch"]) == (4, 3)  # F1 0 never stops it
     assert epochs(patience=1, min_epochs=7)["epochs_run"] == 7
@@ -117,3 +118,31 @@ def test_early_stopping_waits_for_min_epochs_min_steps_and_a_first_hit() -> None
     assert epochs(patience=1, min_steps=31, epoch_steps=2)["epochs_run"] == 16  # past epochs=10 to reach the floor
     assert epochs(patience=1, min_steps=31, epoch_steps=2)["steps_run"] == 32
     assert epochs(min_steps=31, epoch_steps=2, patience=30)["epochs_run"] == 16  # the cap is the floor when it is higher
+
+
+def test_dev_every_scores_dev_every_so_many_steps_and_patience_counts_scores() -> None:
+    import torch
+    from spanaug_trainers.training import FitOptions, run_epochs
+
+    def run(dev_f1: list[float], epoch_steps: int = 5, **options: int) -> tuple[dict, list[int]]:
+        scores, at, done = iter(dev_f1), [], [0]
+
+        def steps():
+            for _ in range(epoch_steps):
+                done[0] += 1
+                yield 2.0, 2.0
+
+        def score():
+            at.append(done[0])
+            return {"all": {"f1": next(scores)}}
+
+        fit = FitOptions(epochs=4, lr=0.1, batch_size=1, clip=1.0, seed=0, device="cpu", **options)
+        return run_epochs(torch.nn.Linear(1, 1), steps, score, fit, lambda event: None, epoch_steps), at
+
+    summary, at = run([0.1, 0.3, 0.2, 0.2, 0.2, 0.2, 0.2, 0.2, 0.2, 0.2], dev_every=2, patience=2)
+    assert at == [2, 4, 6, 8]  # mid-epoch; it stops at the second score without a better F1
+    assert (summary["steps_run"], summary["epochs_run"], summary["best_step"], summary["best_epoch"], summary["best_check"]) == (8, 2, 4, 1, 1)
+    assert summary["losses"] == [1.0, 1.0]  # the stopped epoch's loss is over the steps it ran
+    # min_steps holds it to step 12, and the cap (4 epochs of 5 steps) is in steps too
+    assert run([0.1, 0.3, *[0.2] * 20], dev_every=2, patience=2, min_steps=12)[1] == [2, 4, 6, 8, 10, 12]
+    assert run([0.1, *[0.2 + k / 100 for k in range(20)]], dev_every=3, patience=2)[1] == [3, 6, 9, 12, 15, 18]
