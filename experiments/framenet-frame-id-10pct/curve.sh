@@ -67,6 +67,10 @@
 #   curve.sh FN consistency        epoch-calibrated's filtered cells at 100% with label-consistency after the README's
 #                                  filters (a record is kept where gold-1-model, held to the LUs, predicts its trigger and
 #                                  frame): consistency-1-filtered. Only at 100%, where the model saw no more gold than the cell
+#   curve.sh FN dev-every FRACTION epoch-calibrated's filtered cells with dev scored every gold epoch's steps (34 at 0.5,
+#                                  68 at 1: trainer.dev_every), so that their kept model is chosen among as many
+#                                  checkpoints a step as gold's (whose cells it leaves as they are): dev-every-FRACTION-filtered;
+#                                  `merge-dev-every` joins them with epoch-calibrated's gold cells in dev-every/
 #   curve.sh FN calibrate-kept     every kept model scored as `lexicon` does, with NULL calibrated on dev100 first
 #                                  (diagnostics/rescore.py null_scale=dev): keep-*/calibrated.csv, joined in kept-calibrated/
 # Run from the folder make-data.sh wrote, with run-fn-pool/ complete; FN is the fndata-1.5 folder.
@@ -161,6 +165,13 @@ case $what in
                 --set trainer.null_scale=dev --set trainer.seed=0 --no-progress ;;
   consistency) CONSISTENCY=gold-1-model DEV=fn-dev.jsonl retrain consistency 1 filtered \
                  --set "trainer.lexicon={name: framenet, release: $FN}" --set trainer.null_scale=dev --set trainer.exhaustive_repeat=7 ;;
+  dev-every) fraction=${3:?fraction: 0.5 or 1}
+             case $fraction in 0.5) every=34 ;; 1) every=68 ;; *) echo "curve.sh: fraction 0.5 or 1, not $fraction" >&2; exit 2 ;; esac
+             DEV=fn-dev.jsonl retrain dev-every "$fraction" filtered --set "trainer.lexicon={name: framenet, release: $FN}" \
+               --set trainer.null_scale=dev --set trainer.exhaustive_repeat=7 --set trainer.dev_every=$every ;;
+  merge-dev-every) rm -rf dev-every
+                   spanaug experiment summarize epoch-calibrated-*-gold/results.csv dev-every-*/results.csv --out dev-every \
+                     --title "frame-id, a pool of 272 sentences: as epoch-calibrated, the records' dev scored every gold epoch's steps" ;;
   calibrate-kept) rescore_kept calibrated.csv kept-calibrated \
                     "frame-id, a pool of 272 sentences: the kept models held to FrameNet's LUs, NULL calibrated on dev" \
                     --dev fn-dev100.jsonl "lexicon={name: framenet, release: $FN}" null_scale=dev ;;
@@ -173,5 +184,5 @@ case $what in
   merge-held) rm -rf held  # made anew from the parts, which a rerun may have grown
               spanaug experiment summarize held-*/results.csv --out held \
                 --title "frame-id, a pool of 272 sentences: two iterations, held to FrameNet's LUs on dev and test" ;;
-  *) echo "usage: curve.sh FN [both | run CONDITIONS OUT | merge | project | merge-project | steps | lexsub | strict | merge-steps | it2 CONDITIONS FRACTION | merge-it2 | share SHARE FRACTION | keep FRACTION [CONDITION] | lexicon | held FRACTION [CONDITION] | merge-held | repeat TIMES FRACTION | merge-repeat TIMES | it3 TIMES FRACTION | merge-it3 TIMES | calibrated FRACTION CONDITION | merge-calibrated | epoch-calibrated[-dev100] FRACTION CONDITION | merge-epoch-calibrated | gold-model | consistency | calibrate-kept]" >&2; exit 2 ;;
+  *) echo "usage: curve.sh FN [both | run CONDITIONS OUT | merge | project | merge-project | steps | lexsub | strict | merge-steps | it2 CONDITIONS FRACTION | merge-it2 | share SHARE FRACTION | keep FRACTION [CONDITION] | lexicon | held FRACTION [CONDITION] | merge-held | repeat TIMES FRACTION | merge-repeat TIMES | it3 TIMES FRACTION | merge-it3 TIMES | calibrated FRACTION CONDITION | merge-calibrated | epoch-calibrated[-dev100] FRACTION CONDITION | merge-epoch-calibrated | gold-model | consistency | dev-every FRACTION | merge-dev-every | calibrate-kept]" >&2; exit 2 ;;
 esac
