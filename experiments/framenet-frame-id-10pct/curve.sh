@@ -170,7 +170,7 @@ case $what in
              DEV=fn-dev.jsonl retrain dev-every "$fraction" filtered --set "trainer.lexicon={name: framenet, release: $FN}" \
                --set trainer.null_scale=dev --set trainer.exhaustive_repeat=7 --set trainer.dev_every=$every ;;
   merge-dev-every) rm -rf dev-every
-                   spanaug experiment summarize epoch-calibrated-*-gold/results.csv dev-every-*/results.csv --out dev-every \
+                   spanaug experiment summarize epoch-calibrated-[0-9]*-gold/results.csv dev-every-*/results.csv --out dev-every \
                      --title "frame-id, a pool of 272 sentences: as epoch-calibrated, the records' dev scored every gold epoch's steps" ;;
   calibrate-kept) rescore_kept calibrated.csv kept-calibrated \
                     "frame-id, a pool of 272 sentences: the kept models held to FrameNet's LUs, NULL calibrated on dev" \
@@ -179,7 +179,7 @@ case $what in
                     spanaug experiment summarize calibrated-*/results.csv --out calibrated \
                       --title "frame-id, a pool of 272 sentences: two iterations, held, NULL calibrated on dev" ;;
   merge-epoch-calibrated) rm -rf epoch-calibrated
-                          spanaug experiment summarize epoch-calibrated-*/results.csv --out epoch-calibrated \
+                          spanaug experiment summarize epoch-calibrated-[0-9]*/results.csv --out epoch-calibrated \
                             --title "frame-id, a pool of 272 sentences: two iterations, held, each epoch at its best NULL scale on all of dev" ;;
   merge-held) rm -rf held  # made anew from the parts, which a rerun may have grown
               spanaug experiment summarize held-*/results.csv --out held \
