@@ -176,6 +176,8 @@ def run_epochs(
             stop = check()
         message = f"loss {losses[-1]:.3f}" + (f" dev F1 {dev_f1[-1]:.3f}" if dev_f1 else "")
         report(ProgressEvent("epoch", epoch, math.ceil(last / epoch_steps), message=message))
+    if score_dev is not None and options.dev_every and not stop and steps % options.dev_every:
+        check()  # the last weights are a candidate too (and with dev_every past the end, the only one)
     if "state" in best:
         model.load_state_dict(best["state"])
     kept = score_dev is not None

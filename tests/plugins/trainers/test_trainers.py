@@ -145,4 +145,7 @@ def test_dev_every_scores_dev_every_so_many_steps_and_patience_counts_scores() -
     assert summary["losses"] == [1.0, 1.0]  # the stopped epoch's loss is over the steps it ran
     # min_steps holds it to step 12, and the cap (4 epochs of 5 steps) is in steps too
     assert run([0.1, 0.3, *[0.2] * 20], dev_every=2, patience=2, min_steps=12)[1] == [2, 4, 6, 8, 10, 12]
-    assert run([0.1, *[0.2 + k / 100 for k in range(20)]], dev_every=3, patience=2)[1] == [3, 6, 9, 12, 15, 18]
+    assert run([0.1, *[0.2 + k / 100 for k in range(20)]], dev_every=3, patience=2)[1] == [3, 6, 9, 12, 15, 18, 20]
+    assert run([0.1, 0.2, 0.3], dev_every=7, patience=5)[1] == [7, 14, 20]  # the end of training is scored too
+    summary, at = run([0.4], dev_every=50, patience=5)  # past the whole run: scored once, at its end
+    assert at == [20] and summary["best_step"] == 20 and summary["dev"] == {"all": {"f1": 0.4}}
