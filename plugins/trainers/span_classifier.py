@@ -363,9 +363,10 @@ def fit(
     """A classifier trained on ``train`` (the best dev epoch's weights), its summary in ``config.training``.
 
     Dev is scored as the model will predict: held to ``licensed`` (as :func:`classify` takes it),
-    and at each of ``null_scales``. An epoch scores its best scale's F1, so the epoch kept is the
-    best at its best scale, and that scale is saved as the model's ``null_scale`` (with each scale's
-    dev F1 under ``training.null_scales`` when there are several). Without dev it is the only one."""
+    and at each of ``null_scales``. Each dev score (an epoch's, or one every ``dev_every`` steps) is
+    its best scale's F1, so the weights kept are the best at their best scale, and that scale is
+    saved as the model's ``null_scale`` (with each scale's dev F1 under ``training.null_scales``
+    when there are several). Without dev it is the only one."""
     if not dev and len(null_scales) != 1:
         raise ValueError(f"choosing among {len(null_scales)} null scales needs dev sentences")
     report = progress or (lambda event: None)
