@@ -148,6 +148,8 @@ def run_epochs(
     dev_f1: list[float] = []
     floor = max(options.min_epochs * epoch_steps, options.min_steps)
     last = max(options.epochs * epoch_steps, floor)
+    # Once an epoch is every epoch_steps steps: one_epoch yields exactly that many.
+    every = options.dev_every or epoch_steps
     steps, epoch, stop = 0, 0, False
 
     def check() -> bool:
@@ -168,15 +170,13 @@ def run_epochs(
         total = weight = 0.0
         for loss, size in one_epoch():
             total, weight, steps = total + loss, weight + size, steps + 1
-            if score_dev is not None and options.dev_every and steps % options.dev_every == 0 and check():
+            if score_dev is not None and steps % every == 0 and check():
                 stop = True
                 break
         losses.append(total / max(weight, 1e-12))
-        if score_dev is not None and not options.dev_every:
-            stop = check()
         message = f"loss {losses[-1]:.3f}" + (f" dev F1 {dev_f1[-1]:.3f}" if dev_f1 else "")
         report(ProgressEvent("epoch", epoch, math.ceil(last / epoch_steps), message=message))
-    if score_dev is not None and options.dev_every and not stop and steps % options.dev_every:
+    if score_dev is not None and not stop and steps % every:
         check()  # the last weights are a candidate too (and with dev_every past the end, the only one)
     if "state" in best:
         model.load_state_dict(best["state"])
