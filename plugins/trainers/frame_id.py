@@ -111,6 +111,11 @@ def _named(value: Any) -> Any:
     return {"name": value} if isinstance(value, str) else value
 
 
+def paraphrases(examples: Sequence[Example], sentences: Sequence[FrameSentence]) -> list[bool]:
+    """Whether each example is a paraphrase: not exhaustive, and made from a source (``meta["source_id"]``)."""
+    return [not s.exhaustive and e.meta.get("source_id") is not None for e, s in zip(examples, sentences)]
+
+
 class FrameIdTrainer:
     """Joint trigger and frame identification: a BiLSTM span classifier over frozen word vectors, characters and POS."""
 
@@ -200,7 +205,7 @@ class FrameIdTrainer:
         share = self.config.paraphrase_share
         if share is None:
             return list(sentences)
-        paraphrase = [not s.exhaustive and e.meta.get("source_id") is not None for e, s in zip(examples, sentences)]
+        paraphrase = paraphrases(examples, sentences)
         counts = [len(s.instances(self.config.max_span)) for s in sentences]
         theirs = sum(n for n, p in zip(counts, paraphrase) if p)
         if theirs == 0:
@@ -230,7 +235,7 @@ class FrameIdTrainer:
         from spanaug_shared import postag
         from spanaug_shared.vectors import vectors_for
         from spanaug_trainers.span_classifier import NULL_SCALES, ClassifierConfig, fit, save_classifier, vocabulary
-        from spanaug_trainers.training import FitOptions, training_metrics
+        from spanaug_trainers.training import fit_options, training_metrics
 
         c = self.config
         train = list(train)
@@ -260,7 +265,7 @@ class FrameIdTrainer:
             span_hidden=c.span_hidden, char_dim=c.char_dim, char_filters=c.char_filters, pos_dim=c.pos_dim,
             negative_smoothing=c.negative_smoothing,
         )
-        options = FitOptions(**{k: getattr(c, k) for k in FitOptions.model_fields})
+        options = fit_options(c, paraphrases(train, train_sentences).count(False))
         held = self._lookup(frames, out_dir) if dev_sentences else None
         # Repeated before weighting, so that paraphrase_share is a share of what an epoch sees; only
         # the fit sees the repeats (the counts and vocabularies above are of distinct sentences).

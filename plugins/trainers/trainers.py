@@ -19,7 +19,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Sequence
 from itertools import islice
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Annotated, ClassVar, Literal
 
 from pydantic import Field
 
@@ -54,8 +54,10 @@ class TaggerOptions(ComponentConfig):
     min_epochs: int = Field(default=1, ge=1, description="epochs always trained before early stopping may stop (tiny training sets need many)")
     min_steps: int = Field(default=0, ge=0, description="optimiser steps always trained before early stopping may stop, past epochs if need be "
                            "(the same floor for training sets of any size)")
-    dev_every: int = Field(default=0, ge=0, description="score dev every this many optimiser steps, not at each epoch's end "
-                           "(0): conditions whose epochs differ in length are then chosen among as many checkpoints")
+    dev_every: Annotated[int, Field(ge=0)] | Literal["gold"] = Field(
+        default=0, description="score dev every this many optimiser steps, not at each epoch's end (0): conditions whose "
+        "epochs differ in length are then chosen among as many checkpoints; 'gold': every pass over the training examples "
+        "that are not paraphrases (no meta source_id), as often as those alone would be scored")
     lr: float = Field(default=1e-3, gt=0.0, description="Adam learning rate")
     batch_size: int = Field(default=16, ge=1, description="instances per step")
     clip: float = Field(default=5.0, gt=0.0, description="gradient norm clipping")
@@ -104,8 +106,9 @@ class TaggerTrainer(ABC):
         """Fit a tagger on ``train``, early-stop on ``dev`` F1, save it to ``out_dir``; returns dev metrics."""
         from spanaug_shared.vectors import vectors_for
         from spanaug_trainers.tagger import TaggerConfig, save_tagger
-        from spanaug_trainers.training import FitOptions, fit, training_metrics
+        from spanaug_trainers.training import fit, fit_options, training_metrics
 
+        train = list(train)
         train_instances = self._all_instances(train)
         dev_instances = self._all_instances(dev) if dev is not None else None
         labels = {label for inst in train_instances for _, _, label in inst.spans}
@@ -117,7 +120,7 @@ class TaggerTrainer(ABC):
             trainer=self.name, encoder=c.encoder, max_length=c.max_length, dim=vectors.dim, tags=TagSet(labels).tags,
             hidden=c.hidden, layers=c.layers, dropout=c.dropout, indicator_dim=self.indicator_dim(),
         )
-        options = FitOptions(**{k: getattr(c, k) for k in FitOptions.model_fields})
+        options = fit_options(c, sum(len(self.instances(e)) for e in train if e.meta.get("source_id") is None))
         model = fit(shape, train_instances, dev_instances, vectors, self._score, options, progress)
         save_tagger(model, out_dir)
         self._loaded[out_dir.resolve()] = model

@@ -22,6 +22,7 @@ from typing import Any
 import torch
 from pydantic import BaseModel, ConfigDict
 
+from spanaug_core.errors import ConfigError
 from spanaug_core.protocols import ProgressCallback, ProgressEvent
 
 from spanaug_shared.vectors import WordVectors
@@ -95,10 +96,23 @@ def seeded_start(options: FitOptions, vectors: WordVectors, sentences: Sequence[
     return random.Random(options.seed)
 
 
+def fit_options(config: BaseModel, gold: int) -> FitOptions:
+    """``config``'s optimisation options, its ``dev_every: gold`` made the steps of one pass over ``gold``
+    instances (those of the training examples that are not paraphrases)."""
+    values = {key: getattr(config, key) for key in FitOptions.model_fields}
+    if values["dev_every"] == "gold":
+        if not gold:
+            raise ConfigError("dev_every 'gold' scores dev every pass over the training examples that are not "
+                              "paraphrases, and every training example is one (meta source_id): give a number of steps")
+        values["dev_every"] = steps_per_epoch(gold, values["batch_size"])
+    return FitOptions(**values)
+
+
 def training_metrics(summary: dict[str, Any]) -> dict[str, float]:
     """What ``train`` returns (metrics.json): epochs, the last loss and the best epoch's dev scores."""
     metrics = {"epochs_run": float(summary["epochs_run"]), "steps_run": float(summary["steps_run"]),
                "best_epoch": float(summary["best_epoch"]), "best_step": float(summary["best_step"]),
+               "dev_every": float(summary["dev_every"]),
                "train_loss": summary["losses"][-1]}
     if summary["dev"]:
         metrics.update({f"dev_{key}": summary["dev"]["all"][key] for key in ("precision", "recall", "f1")})
@@ -187,6 +201,7 @@ def run_epochs(
         "best_epoch": best["epoch"] if kept else len(losses),
         "best_step": best["step"] if kept else steps,
         "best_check": best["check"] if kept else -1,
+        "dev_every": every,
         "losses": [round(x, 5) for x in losses],
         "dev_f1": [round(x, 5) for x in dev_f1],
         "dev": best["scores"],

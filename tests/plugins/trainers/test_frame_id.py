@@ -361,6 +361,20 @@ def test_dev_every_keeps_the_best_check_and_its_scale(tiny_encoder, tmp_path) ->
     assert fresh.evaluate(tmp_path / "m", EXAMPLES)["f1"] == pytest.approx(metrics["dev_f1"])
 
 
+def test_dev_every_gold_scores_dev_as_often_as_the_examples_that_are_not_paraphrases(tiny_encoder, tmp_path) -> None:
+    # 6 of the 7 examples are not paraphrases: 3 steps a pass in pairs; with 3 repeats of the
+    # fulltext and 5 more paraphrases an epoch is (4 x 3 + 2 + 6) / 2 = 10 steps.
+    paras = [_example(f"f1/t{k}", "she purchased a car .", [(1, 2, "Commerce_buy")], {"source_id": "f1"}) for k in range(5)]
+    config = {"encoder": str(tiny_encoder), "epochs": 2, "dev_every": "gold", "exhaustive_repeat": 3, **FAST}
+    metrics = FrameIdTrainer(FrameIdTrainer.Config(**config)).train([*EXAMPLES, *paras], EXAMPLES, tmp_path / "m")
+    training = json.loads((tmp_path / "m" / "config.json").read_text())["training"]
+    assert metrics["dev_every"] == training["dev_every"] == 3
+    assert metrics["steps_run"] == 20 and len(training["dev_f1"]) == 7  # at steps 3, 6, ..., 18 and the end
+    alone = FrameIdTrainer(FrameIdTrainer.Config(**{**config, "exhaustive_repeat": 1})).train(EXAMPLES[:6], EXAMPLES, tmp_path / "g")
+    assert alone["dev_every"] == 3 and alone["steps_run"] == 6  # gold alone: once an epoch, as with dev_every 0
+    with pytest.raises(ConfigError, match="every training example is one"):
+        FrameIdTrainer(FrameIdTrainer.Config(**config)).train(paras, EXAMPLES, tmp_path / "p")
+
 
 def test_a_model_saved_before_null_scale_predicts_at_1(model, tmp_path) -> None:
     _, out, _, _ = model

@@ -99,6 +99,21 @@ def test_user_errors(ner_model, tmp_path) -> None:
         NerTrainer(NerTrainer.Config()).train([Example(id="x", tokens=("a",))], None, tmp_path / "m")
 
 
+def test_dev_every_gold_counts_the_instances_of_examples_that_are_not_paraphrases(tiny_encoder, ner_file, tmp_path) -> None:
+    examples = list(ConllNer(ConllNer.Config()).read(ner_file))
+    paras = [e.model_copy(update={"id": f"{e.id}/p", "meta": {**e.meta, "source_id": e.id}}) for e in examples]
+    trainer = NerTrainer(NerTrainer.Config(encoder=str(tiny_encoder), epochs=1, dev_every="gold", **FAST))
+    metrics = trainer.train([*examples, *paras], examples, tmp_path / "m")
+    gold_steps = -(-len(examples) // FAST["batch_size"])
+    assert metrics["dev_every"] == gold_steps and metrics["steps_run"] == -(-2 * len(examples) // FAST["batch_size"])
+    training = json.loads((tmp_path / "m" / "config.json").read_text())["training"]
+    assert len(training["dev_f1"]) == -(-metrics["steps_run"] // gold_steps)  # every gold pass, and the end
+    with pytest.raises(ConfigError, match="every training example is one"):
+        trainer.train(paras, examples, tmp_path / "p")
+    with pytest.raises(ValueError):
+        NerTrainer.Config(dev_every="often")
+
+
 def test_early_stopping_waits_for_min_epochs_min_steps_and_a_first_hit() -> None:
     import torch
     from spanaug_trainers.training import FitOptions, run_epochs
