@@ -108,8 +108,8 @@ class TaggerTrainer(ABC):
         from spanaug_trainers.tagger import TaggerConfig, save_tagger
         from spanaug_trainers.training import fit, fit_options, training_metrics
 
-        train = list(train)
-        train_instances = self._all_instances(train)
+        per_example = [(example, self.instances(example)) for example in train]
+        train_instances = [inst for _, insts in per_example for inst in insts]
         dev_instances = self._all_instances(dev) if dev is not None else None
         labels = {label for inst in train_instances for _, _, label in inst.spans}
         if not train_instances or not labels:
@@ -120,7 +120,7 @@ class TaggerTrainer(ABC):
             trainer=self.name, encoder=c.encoder, max_length=c.max_length, dim=vectors.dim, tags=TagSet(labels).tags,
             hidden=c.hidden, layers=c.layers, dropout=c.dropout, indicator_dim=self.indicator_dim(),
         )
-        options = fit_options(c, sum(len(self.instances(e)) for e in train if e.meta.get("source_id") is None))
+        options = fit_options(c, sum(len(insts) for example, insts in per_example if example.meta.get("source_id") is None))
         model = fit(shape, train_instances, dev_instances, vectors, self._score, options, progress)
         save_tagger(model, out_dir)
         self._loaded[out_dir.resolve()] = model
