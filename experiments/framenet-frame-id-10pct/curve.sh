@@ -75,6 +75,11 @@
 #                                  dev-every's cells (gold as epoch-calibrated trains it) with a step floor of STEPS
 #                                  (trainer.min_steps) and dev_every: gold: floor-STEPS-FRACTION-CONDITION;
 #                                  `merge-floor STEPS` joins them in floor-STEPS/
+#   curve.sh FN conditions FRACTION augmented|lexsub
+#                                  the other two conditions (every record; the lexical-substitution
+#                                  baseline made from them) trained as dev-every's filtered cells are:
+#                                  conditions-FRACTION-CONDITION; `merge-conditions` joins them with
+#                                  epoch-calibrated's gold cells and dev-every's filtered ones in four-conditions/
 #   curve.sh FN calibrate-kept     every kept model scored as `lexicon` does, with NULL calibrated on dev100 first
 #                                  (diagnostics/rescore.py null_scale=dev): keep-*/calibrated.csv, joined in kept-calibrated/
 # Run from the folder make-data.sh wrote, with run-fn-pool/ complete; FN is the fndata-1.5 folder.
@@ -183,6 +188,13 @@ case $what in
   merge-floor) steps=${3:?steps, as given to floor}; rm -rf "floor-$steps"
                spanaug experiment summarize "floor-$steps"-*/results.csv --out "floor-$steps" \
                  --title "frame-id, a pool of 272 sentences: as dev-every, every cell at least $steps steps" ;;
+  conditions) fraction=${3:?fraction: 0.5 or 1}; condition=${4:?condition: augmented or lexsub}
+              case $condition in augmented|lexsub) ;; *) echo "curve.sh: condition augmented or lexsub, not $condition" >&2; exit 2 ;; esac
+              DEV=fn-dev.jsonl retrain conditions "$fraction" "$condition" --set "trainer.lexicon={name: framenet, release: $FN}" \
+                --set trainer.null_scale=dev --set trainer.exhaustive_repeat=7 --set trainer.dev_every=gold ;;
+  merge-conditions) rm -rf four-conditions
+                    spanaug experiment summarize epoch-calibrated-[0-9]*-gold/results.csv dev-every-*/results.csv conditions-*/results.csv \
+                      --out four-conditions --title "frame-id, a pool of 272 sentences: the issue's four conditions, trained as dev-every" ;;
   calibrate-kept) rescore_kept calibrated.csv kept-calibrated \
                     "frame-id, a pool of 272 sentences: the kept models held to FrameNet's LUs, NULL calibrated on dev" \
                     --dev fn-dev100.jsonl "lexicon={name: framenet, release: $FN}" null_scale=dev ;;
@@ -195,5 +207,5 @@ case $what in
   merge-held) rm -rf held  # made anew from the parts, which a rerun may have grown
               spanaug experiment summarize held-*/results.csv --out held \
                 --title "frame-id, a pool of 272 sentences: two iterations, held to FrameNet's LUs on dev and test" ;;
-  *) echo "usage: curve.sh FN [both | run CONDITIONS OUT | merge | project | merge-project | steps | lexsub | strict | merge-steps | it2 CONDITIONS FRACTION | merge-it2 | share SHARE FRACTION | keep FRACTION [CONDITION] | lexicon | held FRACTION [CONDITION] | merge-held | repeat TIMES FRACTION | merge-repeat TIMES | it3 TIMES FRACTION | merge-it3 TIMES | calibrated FRACTION CONDITION | merge-calibrated | epoch-calibrated[-dev100] FRACTION CONDITION | merge-epoch-calibrated | gold-model | consistency | dev-every FRACTION | merge-dev-every | floor STEPS FRACTION CONDITION | merge-floor STEPS | calibrate-kept]" >&2; exit 2 ;;
+  *) echo "usage: curve.sh FN [both | run CONDITIONS OUT | merge | project | merge-project | steps | lexsub | strict | merge-steps | it2 CONDITIONS FRACTION | merge-it2 | share SHARE FRACTION | keep FRACTION [CONDITION] | lexicon | held FRACTION [CONDITION] | merge-held | repeat TIMES FRACTION | merge-repeat TIMES | it3 TIMES FRACTION | merge-it3 TIMES | calibrated FRACTION CONDITION | merge-calibrated | epoch-calibrated[-dev100] FRACTION CONDITION | merge-epoch-calibrated | gold-model | consistency | dev-every FRACTION | merge-dev-every | floor STEPS FRACTION CONDITION | merge-floor STEPS | conditions FRACTION CONDITION | merge-conditions | calibrate-kept]" >&2; exit 2 ;;
 esac
