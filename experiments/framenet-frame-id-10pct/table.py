@@ -1,7 +1,8 @@
 """The results tables of issue 44's curves, from this folder's CSVs, each condition paired by seed
 with its table's gold row: first the headline table of docs/experiments.md (gold and the
 two-iteration filtered records held to FrameNet's lexical units on dev and test, each epoch at
-its best NULL scale on dev, the records also with dev scored as often as gold's), then those of the results page's "The curve", in its order: the
+its best NULL scale on dev, the records also with dev scored as often as gold's, and so every
+record and the lexical-substitution baseline), then those of the results page's "The curve", in its order: the
 same calibrated once the epoch was chosen at scale 1; the kept models rescored, calibrated; the
 cells trained held but not calibrated (the records also with each gold sentence repeated in every
 epoch, and so the three-iteration records); the kept models held on test only; every condition
@@ -31,6 +32,8 @@ EPOCH_CALIBRATED = [
     ("**gold, held, each epoch at its best NULL scale on dev**", "epoch-calibrated/results.csv", "gold"),
     ("+ filtered records, two iterations, gold 7 times an epoch, the same", "epoch-calibrated/results.csv", "filtered"),
     ("+ the same, dev scored every gold epoch's steps (`dev_every`)", "dev-every/results.csv", "filtered"),
+    ("+ every record, trained as the row above", "four-conditions/results.csv", "augmented"),
+    ("+ lexsub made from every record, the same", "four-conditions/results.csv", "lexsub"),
 ]
 # Held on dev and test, NULL calibrated on dev100 once the epoch is chosen at scale 1 (null_scale: dev until 43724b6)
 CALIBRATED = [
