@@ -194,7 +194,7 @@ case $what in
                 --set trainer.null_scale=dev --set trainer.exhaustive_repeat=7 --set trainer.dev_every=gold ;;
   merge-conditions) rm -rf four-conditions
                     spanaug experiment summarize epoch-calibrated-[0-9]*-gold/results.csv dev-every-*/results.csv conditions-*/results.csv \
-                      --out four-conditions --title "frame-id, a pool of 272 sentences: the issue's four conditions, trained as dev-every" ;;
+                      --out four-conditions --title "frame-id, a pool of 272 sentences: the issue's four conditions" ;;
   calibrate-kept) rescore_kept calibrated.csv kept-calibrated \
                     "frame-id, a pool of 272 sentences: the kept models held to FrameNet's LUs, NULL calibrated on dev" \
                     --dev fn-dev100.jsonl "lexicon={name: framenet, release: $FN}" null_scale=dev ;;
