@@ -19,42 +19,28 @@ separate calls, not pooled.
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 from spanaug_filters.adequacy import AdequacyFilter, roc_auc
+from spanaug_shared.records import read_records
+
+from judgments import read_judgments  # this folder's
+from rescore import examples
 
 SIGNALS = ("paraphrase", "paraphrase_fluency", "alignment", "rank", "round", "adequacy")
-# The judgments files: the first sample has one annotator (frame, meaning, verdict), the later
-# ones a round column, two annotators and the verdict.
-ONE_ANNOTATOR, TWO_ANNOTATORS = 5, 9
 
 
 def judged(run: Path, tsv: Path) -> list[dict]:
-    """The judged records of RUN with their verdicts, judgments and scores."""
-    records = {}
-    with (run / "augmented.jsonl").open() as lines:
-        for line in lines:
-            record = json.loads(line)
-            records[record["id"]] = record
-    rows = []
-    for number, line in enumerate(tsv.read_text().splitlines(), 1):
-        if line.startswith("#") or not line.strip():
-            continue
-        fields = line.split("\t")
-        if len(fields) == ONE_ANNOTATOR:
-            frame, meaning, verdict = int(fields[1]), int(fields[2]), fields[3]
-        elif len(fields) == TWO_ANNOTATORS:
-            frame, meaning, verdict = int(fields[2]) * int(fields[4]), int(fields[3]) * int(fields[5]), fields[6]
-        else:
-            raise SystemExit(f"{tsv}:{number}: expected {ONE_ANNOTATOR} or {TWO_ANNOTATORS} tab-separated fields, found {len(fields)}")
-        if fields[0] not in records:
-            raise SystemExit(f"{tsv}:{number}: record {fields[0]!r} is not in {run / 'augmented.jsonl'}")
-        record = records[fields[0]]
-        rows.append({"record": record, "frame": frame, "both": frame * meaning, "kept": verdict == "kept",
-                     **{k: record["scores"][k] for k in ("paraphrase", "paraphrase_fluency", "alignment")},
-                     "rank": -record["scores"]["rank"], "round": -record["iteration"]})
-    return rows
+    """The judged records of RUN with their judgments and signals."""
+    judgments = read_judgments(tsv)
+    records = {record.id: record for record in read_records(run / "augmented.jsonl")}
+    missing = sorted(set(judgments) - set(records))
+    if missing:
+        raise SystemExit(f"{tsv}: {len(missing)} judged records are not in {run / 'augmented.jsonl'}, e.g. {missing[0]!r}")
+    return [{"record": records[record_id], "frame": judgment.frame, "both": judgment.both, "kept": judgment.verdict == "kept",
+             **{k: records[record_id].scores[k] for k in ("paraphrase", "paraphrase_fluency", "alignment")},
+             "rank": -records[record_id].scores["rank"], "round": -records[record_id].iteration}
+            for record_id, judgment in judgments.items()]
 
 
 def main() -> None:
@@ -62,11 +48,7 @@ def main() -> None:
     parser.add_argument("pool", type=Path, help="the pool JSONL the runs augmented (fn-pool.jsonl)")
     parser.add_argument("samples", nargs="+", help="RUN:JUDGMENTS.tsv, a run folder and its judged sample")
     args = parser.parse_args()
-    pool = {}
-    with args.pool.open() as lines:
-        for line in lines:
-            example = json.loads(line)
-            pool[example["id"]] = example["tokens"]
+    pool = {example.id: example.tokens for example in examples(args.pool)}
     rows = []
     for sample in args.samples:
         run, _, tsv = sample.partition(":")
@@ -74,7 +56,7 @@ def main() -> None:
     adequacy = AdequacyFilter(AdequacyFilter.Config())
     for row in rows:
         record = row["record"]
-        (row["adequacy"],) = adequacy.adequacy(tuple(pool[record["source_id"]]), [tuple(record["tokens"])])
+        (row["adequacy"],) = adequacy.adequacy(pool[record.source_id], [record.tokens])
     kept = [row for row in rows if row["kept"]]
     print(f"{len(rows)} judged records, {len(kept)} kept by the README's filters: "
           f"frame evoked {sum(r['frame'] for r in kept)}, both counts {sum(r['both'] for r in kept)}")

@@ -27,6 +27,8 @@ from spanaug_core.protocols import FilterContext
 from spanaug_core.types import Augmented, Example
 from spanaug_shared.records import read_records
 
+from judgments import read_judgments  # this folder's
+
 
 def pair(tokens: tuple[str, ...] | list[str], label: str, start: int, end: int) -> tuple[str, str]:
     return label, " ".join(tokens[start:end]).lower()
@@ -82,17 +84,9 @@ def main() -> None:
 
 def judged_table(verdict: dict[str, str], tsvs: list[Path]) -> None:
     """Of the judged records among ``verdict``'s, how many each verdict keeps and how many of those are good."""
-    good: dict[str, tuple[bool, bool]] = {}  # record id -> (frame evoked, frame evoked and meaning kept)
-    for tsv in tsvs:
-        for line in tsv.read_text().splitlines():
-            if line.startswith("#") or not line.strip():
-                continue
-            cols = line.split("\t")
-            # One annotator: id, frame, meaning, ...; two: id, round, frame, meaning, frame, meaning, ...
-            votes = [int(c) for c in (cols[2:6] if len(cols) >= 8 else cols[1:3])]
-            good[cols[0]] = (all(votes[0::2]), all(votes))
+    good = {record_id: judgment for tsv in tsvs for record_id, judgment in read_judgments(tsv).items()}
     rows: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])
-    for record_id, (frame, both) in good.items():
+    for record_id, (frame, both, _) in good.items():
         if record_id in verdict:
             for row in (verdict[record_id], "all"):
                 rows[row][0] += 1

@@ -1,0 +1,39 @@
+"""The blind judgments of the pool's records (docs/results/judgments/framenet-pool-10pct*.tsv), read once.
+
+Two layouts: the first sample has one annotator (id, frame, meaning, verdict, reason); the later
+ones a round column and two annotators (id, round, frame, meaning, frame, meaning, verdict,
+reason, reason). A record is good on a count when every annotator said yes.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import NamedTuple
+
+ONE_ANNOTATOR, TWO_ANNOTATORS = 5, 9
+
+
+class Judgment(NamedTuple):
+    frame: bool  # the new trigger evokes the frame
+    both: bool  # ... and the meaning is kept
+    verdict: str  # the README's FrameNet filters' verdict: "kept", or the first filter that drops it
+
+
+def read_judgments(tsv: Path) -> dict[str, Judgment]:
+    """Record id -> its judgment, from one judgments file."""
+    judgments = {}
+    for number, line in enumerate(tsv.read_text().splitlines(), 1):
+        if line.startswith("#") or not line.strip():
+            continue
+        fields = line.split("\t")
+        if len(fields) == ONE_ANNOTATOR:
+            votes, verdict = fields[1:3], fields[3]
+        elif len(fields) == TWO_ANNOTATORS:
+            votes, verdict = fields[2:6], fields[6]
+        else:
+            raise SystemExit(f"{tsv}:{number}: expected {ONE_ANNOTATOR} or {TWO_ANNOTATORS} tab-separated fields, found {len(fields)}")
+        if any(vote not in ("0", "1") for vote in votes):
+            raise SystemExit(f"{tsv}:{number}: expected 1 or 0 for each judgment, found {votes}")
+        yes = [vote == "1" for vote in votes]
+        judgments[fields[0]] = Judgment(frame=all(yes[0::2]), both=all(yes), verdict=verdict)
+    return judgments
