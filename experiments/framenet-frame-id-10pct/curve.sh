@@ -113,6 +113,12 @@ retrain() {  # retrain NAME FRACTION [CONDITION] [--set ...]: gold and it2's fil
   local name=$1 fraction=${2:?fraction: 0.5 or 1} condition=${3:-}; shift $(( $# < 3 ? $# : 3 ))
   it2 "${condition:-gold,filtered}" "$fraction" "$name-$fraction${condition:+-$condition}" "$@"
 }
+final() {  # final NAME FRACTION CONDITION [--set ...]: a cell as dev-every trains the records (gold as epoch-calibrated does) in NAME-FRACTION-CONDITION
+  local repeat=()
+  [[ $3 != gold ]] && repeat=(--set trainer.exhaustive_repeat=7)  # each gold sentence 7 times an epoch beside records
+  DEV=fn-dev.jsonl retrain "$1" "$2" "$3" --set "trainer.lexicon={name: framenet, release: $FN}" --set trainer.null_scale=dev \
+    "${repeat[@]}" --set trainer.dev_every=gold "${@:4}"
+}
 rescore_kept() {  # rescore_kept CSV OUT TITLE [rescore.py options]: every kept model scored again into keep-*/CSV, joined in OUT/
   local csv=$1 out=$2 title=$3; shift 3
   for kept in keep-*/; do
@@ -181,17 +187,14 @@ case $what in
   merge-dev-every) rm -rf dev-every
                    spanaug experiment summarize epoch-calibrated-[0-9]*-gold/results.csv dev-every-*/results.csv --out dev-every \
                      --title "frame-id, a pool of 272 sentences: as epoch-calibrated, the records' dev scored every gold epoch's steps" ;;
-  floor) steps=${3:?steps, e.g. 12000}; fraction=${4:?fraction: 0.5 or 1}; condition=${5:?condition: gold or filtered}; repeat=()
-         [[ $condition == filtered ]] && repeat=(--set trainer.exhaustive_repeat=7)
-         DEV=fn-dev.jsonl retrain "floor-$steps" "$fraction" "$condition" --set "trainer.lexicon={name: framenet, release: $FN}" \
-           --set trainer.null_scale=dev "${repeat[@]}" --set trainer.dev_every=gold --set trainer.min_steps="$steps" ;;
+  floor) steps=${3:?steps, e.g. 12000}; fraction=${4:?fraction: 0.5 or 1}; condition=${5:?condition: gold or filtered}
+         final "floor-$steps" "$fraction" "$condition" --set trainer.min_steps="$steps" ;;
   merge-floor) steps=${3:?steps, as given to floor}; rm -rf "floor-$steps"
                spanaug experiment summarize "floor-$steps"-*/results.csv --out "floor-$steps" \
                  --title "frame-id, a pool of 272 sentences: as dev-every, every cell at least $steps steps" ;;
   conditions) fraction=${3:?fraction: 0.5 or 1}; condition=${4:?condition: augmented or lexsub}
               case $condition in augmented|lexsub) ;; *) echo "curve.sh: condition augmented or lexsub, not $condition" >&2; exit 2 ;; esac
-              DEV=fn-dev.jsonl retrain conditions "$fraction" "$condition" --set "trainer.lexicon={name: framenet, release: $FN}" \
-                --set trainer.null_scale=dev --set trainer.exhaustive_repeat=7 --set trainer.dev_every=gold ;;
+              final conditions "$fraction" "$condition" ;;
   merge-conditions) rm -rf four-conditions
                     spanaug experiment summarize epoch-calibrated-[0-9]*-gold/results.csv dev-every-*/results.csv conditions-*/results.csv \
                       --out four-conditions --title "frame-id, a pool of 272 sentences: the issue's four conditions" ;;
