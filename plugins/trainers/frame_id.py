@@ -157,6 +157,11 @@ class FrameIdTrainer:
             default=1, ge=1, description="times each exhaustively annotated training sentence is seen per epoch: as many "
             "passes over the gold sentences as gold alone gets, where paraphrases outnumber them (each epoch is longer)"
         )
+        finish_exhaustive: bool = Field(
+            default=False, description="once trained, train on from the kept weights on the exhaustively annotated "
+            "sentences alone (a fresh optimiser, patience but no min_epochs or min_steps), keeping that run's best "
+            "weights where they beat the first run's on dev (needs dev)"
+        )
 
     def __init__(self, config: FrameIdTrainer.Config) -> None:
         self.config = config
@@ -244,6 +249,12 @@ class FrameIdTrainer:
         if c.null_scale == "dev" and not dev_sentences:
             raise ConfigError(f"the {self.name} trainer's null_scale 'dev' is chosen on dev data: give dev examples, "
                               "or set null_scale to a number")
+        if c.finish_exhaustive and not dev_sentences:
+            raise ConfigError(f"the {self.name} trainer's finish_exhaustive keeps its second run only where dev says "
+                              "it is better: give dev examples")
+        if c.finish_exhaustive and not any(s.exhaustive for s in train_sentences):
+            raise ConfigError(f"the {self.name} trainer's finish_exhaustive trains on the exhaustively annotated "
+                              f"sentences, and no training example is one (meta source in {c.negatives_from})")
         frames = sorted({frame for s in train_sentences for _, _, frame in s.instances(c.max_span) if frame is not None})
         if not frames:
             raise ConfigError(f"the {self.name} trainer found nothing to learn: no training example has a target span "
@@ -271,12 +282,18 @@ class FrameIdTrainer:
         # the fit sees the repeats (the counts and vocabularies above are of distinct sentences).
         epoch = self.weighted(*self.repeated(train, train_sentences))
         scales = NULL_SCALES if c.null_scale == "dev" else (c.null_scale or 1.0,)
-        model = fit(shape, epoch, dev_sentences, vectors, tags, self.score, options, progress, held, scales)
+        model = fit(shape, epoch, dev_sentences, vectors, tags, self.score, options, progress, held, scales,
+                    c.finish_exhaustive)
         metrics = training_metrics(model.config.training)
         if c.null_scale == "dev":
             by_scale = model.config.training["null_scales"]
             log.info("null_scale %g: dev F1 %.4f (%.4f at 1)", model.config.null_scale, metrics["dev_f1"], by_scale["1.0"])
             metrics.update(null_scale=model.config.null_scale, dev_f1_at_1=by_scale["1.0"])
+        if c.finish_exhaustive:
+            finish = model.config.training["finish"]
+            log.info("finishing on %d exhaustive sentence(s): %d step(s), %s", finish["sentences"], finish["steps_run"],
+                     "its best weights kept" if finish["kept"] else "no better on dev: the first run's weights kept")
+            metrics.update(finish_kept=float(finish["kept"]), finish_steps_run=float(finish["steps_run"]))
         save_classifier(model, out_dir)
         self._loaded[out_dir.resolve()] = model
         return metrics

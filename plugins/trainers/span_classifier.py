@@ -40,7 +40,7 @@ from spanaug_shared.vectors import WordVectors
 from spanaug_trainers.bio import Triple
 from spanaug_trainers.frame_id import FrameSentence, ScoredSpan, Tokens, resolve_overlaps, spans_up_to
 from spanaug_trainers.tagger import CONFIG_FILE, WEIGHTS_FILE
-from spanaug_trainers.training import FitOptions, run_epochs, seeded_start, step, steps_per_epoch
+from spanaug_trainers.training import EpochSteps, FitOptions, run_epochs, seeded_start, step, steps_per_epoch
 
 PAD, UNK = 0, 1  # ids of padding and of unseen symbols in the character and POS vocabularies
 SPECIALS = ["<pad>", "<unk>"]
@@ -325,6 +325,7 @@ class _TrainingSentence:
     labels: torch.Tensor  # (m,) logit index
     smoothing: torch.Tensor  # (m,) ε of each span's target
     weights: torch.Tensor  # (m,) each span's weight in the loss
+    exhaustive: bool  # annotated in full (gold), not a paraphrase or exemplar
 
 
 def _training_sentences(
@@ -344,6 +345,7 @@ def _training_sentences(
             torch.tensor([NULL if frame is None else label_ids[frame] for _, _, frame in instances]),
             torch.tensor([model.config.negative_smoothing if frame is None else 0.0 for _, _, frame in instances]),
             torch.full((len(instances),), sentence.weight),
+            sentence.exhaustive,
         ) if instances else None
     return [item for item in (built[sentence] for sentence in sentences) if item is not None]
 
@@ -359,6 +361,7 @@ def fit(
     progress: ProgressCallback | None = None,
     licensed: Callable[[str], frozenset[str]] | None = None,
     null_scales: Sequence[float] = (1.0,),
+    finish_exhaustive: bool = False,
 ) -> SpanClassifier:
     """A classifier trained on ``train`` (the best dev epoch's weights), its summary in ``config.training``.
 
@@ -366,31 +369,40 @@ def fit(
     and at each of ``null_scales``. Each dev score (an epoch's, or one every ``dev_every`` steps) is
     its best scale's F1, so the weights kept are the best at their best scale, and that scale is
     saved as the model's ``null_scale`` (with each scale's dev F1 under ``training.null_scales``
-    when there are several). Without dev it is the only one."""
-    if not dev and len(null_scales) != 1:
-        raise ValueError(f"choosing among {len(null_scales)} null scales needs dev sentences")
+    when there are several). Without dev it is the only one.
+
+    With ``finish_exhaustive`` (dev needed) training goes on from the kept weights on the exhaustive
+    sentences of ``train`` alone, as a second run of epochs with a fresh optimiser and no floors
+    (``min_epochs``, ``min_steps``: patience ends it); its best weights are kept where their dev F1
+    beats the first run's, and ``training.finish`` says how it went (``kept``: whether it won)."""
+    if not dev and (len(null_scales) != 1 or finish_exhaustive):
+        raise ValueError("choosing among null scales, or finishing on the exhaustive sentences, needs dev sentences")
     report = progress or (lambda event: None)
     shuffler = seeded_start(options, vectors, [s.tokens for s in [*train, *(dev or [])]], report)
     model = SpanClassifier(config).to(options.device)
     items = _training_sentences(model, train, vectors, tags)
     dev_features = [model.features(s.tokens, vectors, tags) for s in dev or []]
-    optimizer = torch.optim.Adam(model.parameters(), lr=options.lr)
     classes = len(config.frames) + 1
-    order = list(range(len(items)))
 
-    def one_epoch() -> Iterator[tuple[float, float]]:
-        shuffler.shuffle(order)
-        for b in range(0, len(order), options.batch_size):
-            chosen = [items[i] for i in order[b : b + options.batch_size]]
-            batch = collate([s.features for s in chosen], [s.spans for s in chosen], options.device)
-            targets = soft_targets(
-                torch.cat([s.labels for s in chosen]), torch.cat([s.smoothing for s in chosen]), classes
-            ).to(options.device)
-            loss = span_loss(model(batch), targets, torch.cat([s.weights for s in chosen]).to(options.device))
-            yield step(model, optimizer, loss, options.clip) * len(targets), len(targets)
+    def epochs_over(chosen_items: Sequence[_TrainingSentence]) -> EpochSteps:
+        optimizer = torch.optim.Adam(model.parameters(), lr=options.lr)
+        order = list(range(len(chosen_items)))
+
+        def one_epoch() -> Iterator[tuple[float, float]]:
+            shuffler.shuffle(order)
+            for b in range(0, len(order), options.batch_size):
+                chosen = [chosen_items[i] for i in order[b : b + options.batch_size]]
+                batch = collate([s.features for s in chosen], [s.spans for s in chosen], options.device)
+                targets = soft_targets(
+                    torch.cat([s.labels for s in chosen]), torch.cat([s.smoothing for s in chosen]), classes
+                ).to(options.device)
+                loss = span_loss(model(batch), targets, torch.cat([s.weights for s in chosen]).to(options.device))
+                yield step(model, optimizer, loss, options.clip) * len(targets), len(targets)
+
+        return one_epoch
 
     dev_tokens = [s.tokens for s in dev or []]
-    calibrations: list[tuple[float, dict[float, float]]] = []  # each epoch's best scale and every scale's F1
+    calibrations: list[tuple[float, dict[float, float]]] = []  # each dev score's best scale and every scale's F1
 
     def score_dev() -> dict[str, dict[str, float]]:
         # One pass finds every span's odds; scoring a scale is then only counting.
@@ -399,8 +411,13 @@ def fit(
         calibrations.append((scale, f1))
         return scores
 
-    summary = run_epochs(model, one_epoch, score_dev if dev else None, options, report, steps_per_epoch(len(items), options.batch_size))
-    scale, f1 = calibrations[summary["best_check"]] if calibrations else (null_scales[0], {})
+    summary = run_epochs(model, epochs_over(items), score_dev if dev else None, options, report,
+                         steps_per_epoch(len(items), options.batch_size))
+    kept = summary["best_check"]
+    if finish_exhaustive:
+        summary, kept = _finish_on_exhaustive(model, [i for i in items if i.exhaustive], epochs_over, score_dev,
+                                              options, report, summary, len(calibrations))
+    scale, f1 = calibrations[kept] if calibrations else (null_scales[0], {})
     model.config = config.model_copy(update={"null_scale": scale, "training": {
         **summary,
         **({"null_scales": {str(k): v for k, v in f1.items()}} if len(null_scales) > 1 else {}),
@@ -410,6 +427,32 @@ def fit(
         "options": options.model_dump(),
     }})
     return model.eval()
+
+
+def _finish_on_exhaustive(
+    model: SpanClassifier,
+    gold: Sequence[_TrainingSentence],
+    epochs_over: Callable[[Sequence[_TrainingSentence]], EpochSteps],
+    score_dev: Callable[[], dict[str, dict[str, float]]],
+    options: FitOptions,
+    report: ProgressCallback,
+    first: dict[str, Any],
+    offset: int,
+) -> tuple[dict[str, Any], int]:
+    """The second run of :func:`fit`'s ``finish_exhaustive``: the summary to save and the kept dev score's
+    index among all (``offset``: how many the first run made)."""
+    if not gold:
+        raise ValueError("finishing on the exhaustive sentences needs some among the training sentences")
+    before = {k: v.detach().clone() for k, v in model.state_dict().items()}
+    # The floors made the first run as long as gold alone trains; from its weights, patience alone ends this one.
+    second = run_epochs(model, epochs_over(gold), score_dev, options.model_copy(update={"min_epochs": 1, "min_steps": 0}),
+                        report, steps_per_epoch(len(gold), options.batch_size))
+    won = second["dev"]["all"]["f1"] > first["dev"]["all"]["f1"]
+    if not won:
+        model.load_state_dict(before)
+    finish = {"kept": won, "sentences": len(gold), **{k: v for k, v in second.items() if k != "dev"}}
+    kept = offset + second["best_check"] if won else first["best_check"]
+    return {**first, "dev": (second if won else first)["dev"], "finish": finish}, kept
 
 
 def save_classifier(model: SpanClassifier, folder: Path) -> None:
