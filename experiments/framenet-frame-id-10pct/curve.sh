@@ -80,6 +80,10 @@
 #                                  baseline made from them) trained as dev-every's filtered cells are:
 #                                  conditions-FRACTION-CONDITION; `merge-conditions` joins them with
 #                                  epoch-calibrated's gold cells and dev-every's filtered ones in four-conditions/
+#   curve.sh FN finish FRACTION gold|filtered
+#                                  a cell as `final` trains it, then trained on from its kept weights on the gold
+#                                  sentences alone (trainer.finish_exhaustive), models kept to say which run won:
+#                                  finish-FRACTION-CONDITION; `merge-finish` joins them in finish/
 #   curve.sh FN calibrate-kept     every kept model scored as `lexicon` does, with NULL calibrated on dev100 first
 #                                  (diagnostics/rescore.py null_scale=dev): keep-*/calibrated.csv, joined in kept-calibrated/
 # Run from the folder make-data.sh wrote, with run-fn-pool/ complete; FN is the fndata-1.5 folder.
@@ -198,6 +202,11 @@ case $what in
   merge-conditions) rm -rf four-conditions
                     spanaug experiment summarize epoch-calibrated-[0-9]*-gold/results.csv dev-every-*/results.csv conditions-*/results.csv \
                       --out four-conditions --title "frame-id, a pool of 272 sentences: the issue's four conditions" ;;
+  finish) fraction=${3:?fraction: 0.5 or 1}; condition=${4:?condition: gold or filtered}
+          final finish "$fraction" "$condition" --set trainer.finish_exhaustive=true --keep-models ;;
+  merge-finish) rm -rf finish
+                spanaug experiment summarize finish-*/results.csv --out finish \
+                  --title "frame-id, a pool of 272 sentences: as four-conditions, then trained on gold alone" ;;
   calibrate-kept) rescore_kept calibrated.csv kept-calibrated \
                     "frame-id, a pool of 272 sentences: the kept models held to FrameNet's LUs, NULL calibrated on dev" \
                     --dev fn-dev100.jsonl "lexicon={name: framenet, release: $FN}" null_scale=dev ;;
