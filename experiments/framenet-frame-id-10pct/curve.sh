@@ -81,7 +81,7 @@
 #                                  conditions-FRACTION-CONDITION; `merge-conditions` joins them with
 #                                  epoch-calibrated's gold cells and dev-every's filtered ones in four-conditions/
 #   curve.sh FN finish FRACTION gold|filtered
-#                                  a cell as `final` trains it, then trained on from its kept weights on the gold
+#                                  a cell as `final` trains it, then trained on from its kept weights (a tenth of lr) on the gold
 #                                  sentences alone (trainer.finish_exhaustive), models kept to say which run won:
 #                                  finish-FRACTION-CONDITION; `merge-finish` joins them in finish/
 #   curve.sh FN calibrate-kept     every kept model scored as `lexicon` does, with NULL calibrated on dev100 first

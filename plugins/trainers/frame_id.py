@@ -162,6 +162,9 @@ class FrameIdTrainer:
             "sentences alone (a fresh optimiser, patience but no min_epochs or min_steps), keeping that run's best "
             "weights where they beat the first run's on dev (needs dev)"
         )
+        finish_lr: float | None = Field(
+            default=None, gt=0.0, description="the learning rate of finish_exhaustive's run; unset: a tenth of lr"
+        )
 
     def __init__(self, config: FrameIdTrainer.Config) -> None:
         self.config = config
@@ -282,8 +285,10 @@ class FrameIdTrainer:
         # the fit sees the repeats (the counts and vocabularies above are of distinct sentences).
         epoch = self.weighted(*self.repeated(train, train_sentences))
         scales = NULL_SCALES if c.null_scale == "dev" else (c.null_scale or 1.0,)
-        model = fit(shape, epoch, dev_sentences, vectors, tags, self.score, options, progress, held, scales,
-                    c.finish_exhaustive)
+        # A fresh Adam's first steps move every weight by about the learning rate: a tenth of it by
+        # default, so that the second run starts near the weights it was given.
+        finish_lr = (c.finish_lr or c.lr / 10) if c.finish_exhaustive else None
+        model = fit(shape, epoch, dev_sentences, vectors, tags, self.score, options, progress, held, scales, finish_lr)
         metrics = training_metrics(model.config.training)
         if c.null_scale == "dev":
             by_scale = model.config.training["null_scales"]
@@ -291,7 +296,7 @@ class FrameIdTrainer:
             metrics.update(null_scale=model.config.null_scale, dev_f1_at_1=by_scale["1.0"])
         if c.finish_exhaustive:
             finish = model.config.training["finish"]
-            log.info("finishing on %d exhaustive sentence(s): %d step(s), %s", finish["sentences"], finish["steps_run"],
+            log.info("finishing on %d exhaustive sentence(s) at lr %g: %d step(s), %s", finish["sentences"], finish_lr, finish["steps_run"],
                      "its best weights kept" if finish["kept"] else "no better on dev: the first run's weights kept")
             metrics.update(finish_kept=float(finish["kept"]), finish_steps_run=float(finish["steps_run"]))
         save_classifier(model, out_dir)

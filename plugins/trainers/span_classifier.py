@@ -361,7 +361,7 @@ def fit(
     progress: ProgressCallback | None = None,
     licensed: Callable[[str], frozenset[str]] | None = None,
     null_scales: Sequence[float] = (1.0,),
-    finish_exhaustive: bool = False,
+    finish_lr: float | None = None,
 ) -> SpanClassifier:
     """A classifier trained on ``train`` (the best dev epoch's weights), its summary in ``config.training``.
 
@@ -371,11 +371,12 @@ def fit(
     saved as the model's ``null_scale`` (with each scale's dev F1 under ``training.null_scales``
     when there are several). Without dev it is the only one.
 
-    With ``finish_exhaustive`` (dev needed) training goes on from the kept weights on the exhaustive
-    sentences of ``train`` alone, as a second run of epochs with a fresh optimiser and no floors
-    (``min_epochs``, ``min_steps``: patience ends it); its best weights are kept where their dev F1
-    beats the first run's, and ``training.finish`` says how it went (``kept``: whether it won)."""
-    if not dev and (len(null_scales) != 1 or finish_exhaustive):
+    With ``finish_lr`` (dev needed) training goes on from the kept weights on the exhaustive
+    sentences of ``train`` alone, as a second run of epochs with a fresh optimiser at that learning
+    rate and no floors (``min_epochs``, ``min_steps``: patience ends it); its best weights are kept
+    where their dev F1 beats the first run's, and ``training.finish`` says how it went (``kept``:
+    whether it won)."""
+    if not dev and (len(null_scales) != 1 or finish_lr is not None):
         raise ValueError("choosing among null scales, or finishing on the exhaustive sentences, needs dev sentences")
     report = progress or (lambda event: None)
     shuffler = seeded_start(options, vectors, [s.tokens for s in [*train, *(dev or [])]], report)
@@ -384,8 +385,8 @@ def fit(
     dev_features = [model.features(s.tokens, vectors, tags) for s in dev or []]
     classes = len(config.frames) + 1
 
-    def epochs_over(chosen_items: Sequence[_TrainingSentence]) -> EpochSteps:
-        optimizer = torch.optim.Adam(model.parameters(), lr=options.lr)
+    def epochs_over(chosen_items: Sequence[_TrainingSentence], lr: float) -> EpochSteps:
+        optimizer = torch.optim.Adam(model.parameters(), lr=lr)
         order = list(range(len(chosen_items)))
 
         def one_epoch() -> Iterator[tuple[float, float]]:
@@ -411,11 +412,12 @@ def fit(
         calibrations.append((scale, f1))
         return scores
 
-    summary = run_epochs(model, epochs_over(items), score_dev if dev else None, options, report,
+    summary = run_epochs(model, epochs_over(items, options.lr), score_dev if dev else None, options, report,
                          steps_per_epoch(len(items), options.batch_size))
     kept = summary["best_check"]
-    if finish_exhaustive:
-        summary, kept = _finish_on_exhaustive(model, [i for i in items if i.exhaustive], epochs_over, score_dev,
+    if finish_lr is not None:
+        gold = [i for i in items if i.exhaustive]
+        summary, kept = _finish_on_exhaustive(model, epochs_over(gold, finish_lr), len(gold), finish_lr, score_dev,
                                               options, report, summary, len(calibrations))
     scale, f1 = calibrations[kept] if calibrations else (null_scales[0], {})
     model.config = config.model_copy(update={"null_scale": scale, "training": {
@@ -431,26 +433,27 @@ def fit(
 
 def _finish_on_exhaustive(
     model: SpanClassifier,
-    gold: Sequence[_TrainingSentence],
-    epochs_over: Callable[[Sequence[_TrainingSentence]], EpochSteps],
+    one_epoch: EpochSteps,
+    sentences: int,
+    lr: float,
     score_dev: Callable[[], dict[str, dict[str, float]]],
     options: FitOptions,
     report: ProgressCallback,
     first: dict[str, Any],
     offset: int,
 ) -> tuple[dict[str, Any], int]:
-    """The second run of :func:`fit`'s ``finish_exhaustive``: the summary to save and the kept dev score's
-    index among all (``offset``: how many the first run made)."""
-    if not gold:
+    """The second run of :func:`fit`, ``one_epoch`` over the ``sentences`` exhaustive ones at ``lr``:
+    the summary to save and the kept dev score's index among all (``offset``: how many the first run made)."""
+    if not sentences:
         raise ValueError("finishing on the exhaustive sentences needs some among the training sentences")
     before = {k: v.detach().clone() for k, v in model.state_dict().items()}
     # The floors made the first run as long as gold alone trains; from its weights, patience alone ends this one.
-    second = run_epochs(model, epochs_over(gold), score_dev, options.model_copy(update={"min_epochs": 1, "min_steps": 0}),
-                        report, steps_per_epoch(len(gold), options.batch_size))
+    second = run_epochs(model, one_epoch, score_dev, options.model_copy(update={"min_epochs": 1, "min_steps": 0}),
+                        report, steps_per_epoch(sentences, options.batch_size))
     won = second["dev"]["all"]["f1"] > first["dev"]["all"]["f1"]
     if not won:
         model.load_state_dict(before)
-    finish = {"kept": won, "sentences": len(gold), **{k: v for k, v in second.items() if k != "dev"}}
+    finish = {"kept": won, "sentences": sentences, "lr": lr, **{k: v for k, v in second.items() if k != "dev"}}
     kept = offset + second["best_check"] if won else first["best_check"]
     return {**first, "dev": (second if won else first)["dev"], "finish": finish}, kept
 

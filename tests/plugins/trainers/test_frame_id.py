@@ -380,13 +380,13 @@ def test_dev_every_gold_scores_dev_as_often_as_the_examples_that_are_not_paraphr
 def test_finish_exhaustive_trains_on_gold_alone_and_keeps_it_only_where_dev_says_better(tiny_encoder, tmp_path, epochs, won) -> None:
     # The 4 fulltext examples are the exhaustive ones: the second run makes 2 steps an epoch in pairs,
     # and its best weights win only where their dev F1 beats the first run's.
-    config = {"encoder": str(tiny_encoder), "epochs": epochs, "patience": 2, "null_scale": "dev", **FAST}
+    config = {"encoder": str(tiny_encoder), "epochs": epochs, "patience": 2, "null_scale": "dev", "finish_lr": 0.003, **FAST}
     alone = FrameIdTrainer(FrameIdTrainer.Config(**config)).train(EXAMPLES, EXAMPLES, tmp_path / "a")
     trainer = FrameIdTrainer(FrameIdTrainer.Config(**config, finish_exhaustive=True))
     metrics = trainer.train(EXAMPLES, EXAMPLES, tmp_path / "m")
     saved = json.loads((tmp_path / "m" / "config.json").read_text())
     training, finish = saved["training"], saved["training"]["finish"]
-    assert finish["sentences"] == 4 and finish["steps_run"] == 2 * finish["epochs_run"]
+    assert finish["sentences"] == 4 and finish["lr"] == 0.003 and finish["steps_run"] == 2 * finish["epochs_run"]
     assert training["steps_run"] == alone["steps_run"]  # the first run is as without the option
     first, second = max(training["dev_f1"]), max(finish["dev_f1"])
     assert alone["dev_f1"] == pytest.approx(first, abs=1e-5)
@@ -398,8 +398,10 @@ def test_finish_exhaustive_trains_on_gold_alone_and_keeps_it_only_where_dev_says
     assert fresh.evaluate(tmp_path / "m", EXAMPLES)["f1"] == pytest.approx(metrics["dev_f1"])
 
 
-def test_finish_exhaustive_needs_dev_and_gold(tiny_encoder, tmp_path) -> None:
+def test_finish_exhaustive_runs_at_a_tenth_of_lr_unless_told_and_needs_dev_and_gold(tiny_encoder, tmp_path) -> None:
     config = {"encoder": str(tiny_encoder), "epochs": 1, "finish_exhaustive": True, **FAST}
+    FrameIdTrainer(FrameIdTrainer.Config(**config)).train(EXAMPLES, EXAMPLES, tmp_path / "m")
+    assert json.loads((tmp_path / "m" / "config.json").read_text())["training"]["finish"]["lr"] == pytest.approx(FAST["lr"] / 10)
     with pytest.raises(ConfigError, match="finish_exhaustive keeps its second run only where dev"):
         FrameIdTrainer(FrameIdTrainer.Config(**config)).train(EXAMPLES, None, tmp_path / "n")
     with pytest.raises(ConfigError, match="no training example is one"):
