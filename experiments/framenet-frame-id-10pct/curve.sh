@@ -84,6 +84,10 @@
 #                                  a cell as `final` trains it, then trained on from its kept weights (a tenth of lr) on the gold
 #                                  sentences alone (trainer.finish_exhaustive), models kept to say which run won:
 #                                  finish-FRACTION-CONDITION; `merge-finish` joins them in finish/
+#   curve.sh FN more-seeds FRACTION gold|filtered
+#                                  four-conditions/'s gold or filtered cells (as `final` trains them) for further seeds, from
+#                                  FIRST_SEED (10 unless set) on: more-seeds-FRACTION-CONDITION; a seed's two conditions on one
+#                                  machine. `merge-more-seeds` joins them with four-conditions/'s results in more-seeds/
 #   curve.sh FN calibrate-kept     every kept model scored as `lexicon` does, with NULL calibrated on dev100 first
 #                                  (diagnostics/rescore.py null_scale=dev): keep-*/calibrated.csv, joined in kept-calibrated/
 # Run from the folder make-data.sh wrote, with run-fn-pool/ complete; FN is the fndata-1.5 folder.
@@ -95,6 +99,7 @@ curve() {  # curve CONDITIONS OUT PROJECT_SOURCE [FRACTIONS [--set ...]]; the fi
   # AUGMENTED names the run whose records the cells add (run-fn-pool, the one-iteration run, unless set);
   # SEEDS the resampled runs per fraction (5 unless set: a rerun with more trains only the new seeds);
   # DEV the dev set, for early stopping and calibration (fn-dev100.jsonl unless set);
+  # FIRST_SEED the first of them (0 unless set);
   # CONSISTENCY a gold model folder: the filtered condition also keeps to label-consistency with it
   local conditions=$1 out=$2 project=$3 fractions=${4:-0.5,1} filters=()
   shift $(( $# < 4 ? $# : 4 ))
@@ -103,7 +108,7 @@ curve() {  # curve CONDITIONS OUT PROJECT_SOURCE [FRACTIONS [--set ...]]; the fi
     ${CONSISTENCY:+--filter "{name: label-consistency, model: $CONSISTENCY, trainer: {lexicon: {name: framenet, release: $FN}}}"})
   OMP_NUM_THREADS=1 spanaug experiment learning-curve --trainer frame-id --dataset jsonl \
     --train fn-pool.jsonl --dev "${DEV:-fn-dev100.jsonl}" --test fn-test.jsonl --augmented "${AUGMENTED:-run-fn-pool}" \
-    --conditions "$conditions" --fractions "$fractions" --seeds "${SEEDS:-5}" --unseen lu \
+    --conditions "$conditions" --fractions "$fractions" --seeds "${SEEDS:-5}" --first-seed "${FIRST_SEED:-0}" --unseen lu \
     "${filters[@]}" --set trainer.epochs=60 --set trainer.patience=10 --set trainer.min_epochs=30 --set trainer.batch_size=4 \
     --set trainer.project_source="$project" "$@" --no-progress --out "$out"
 }
@@ -207,6 +212,11 @@ case $what in
   merge-finish) rm -rf finish
                 spanaug experiment summarize finish-*/results.csv --out finish \
                   --title "frame-id, a pool of 272 sentences: as four-conditions, then trained on gold alone" ;;
+  more-seeds) fraction=${3:?fraction: 0.5 or 1}; condition=${4:?condition: gold or filtered}
+              FIRST_SEED=${FIRST_SEED:-10} final more-seeds "$fraction" "$condition" ;;
+  merge-more-seeds) rm -rf more-seeds
+                    spanaug experiment summarize "$(dirname "$0")/four-conditions/results.csv" more-seeds-*/results.csv --out more-seeds \
+                      --title "frame-id, a pool of 272 sentences: four-conditions, gold and filtered with more seeds" ;;
   calibrate-kept) rescore_kept calibrated.csv kept-calibrated \
                     "frame-id, a pool of 272 sentences: the kept models held to FrameNet's LUs, NULL calibrated on dev" \
                     --dev fn-dev100.jsonl "lexicon={name: framenet, release: $FN}" null_scale=dev ;;
@@ -219,5 +229,5 @@ case $what in
   merge-held) rm -rf held  # made anew from the parts, which a rerun may have grown
               spanaug experiment summarize held-*/results.csv --out held \
                 --title "frame-id, a pool of 272 sentences: two iterations, held to FrameNet's LUs on dev and test" ;;
-  *) echo "usage: curve.sh FN [both | run CONDITIONS OUT | merge | project | merge-project | steps | lexsub | strict | merge-steps | it2 CONDITIONS FRACTION | merge-it2 | share SHARE FRACTION | keep FRACTION [CONDITION] | lexicon | held FRACTION [CONDITION] | merge-held | repeat TIMES FRACTION | merge-repeat TIMES | it3 TIMES FRACTION | merge-it3 TIMES | calibrated FRACTION CONDITION | merge-calibrated | epoch-calibrated[-dev100] FRACTION CONDITION | merge-epoch-calibrated | gold-model | consistency | dev-every FRACTION | merge-dev-every | floor STEPS FRACTION CONDITION | merge-floor STEPS | conditions FRACTION CONDITION | merge-conditions | calibrate-kept]" >&2; exit 2 ;;
+  *) echo "usage: curve.sh FN [both | run CONDITIONS OUT | merge | project | merge-project | steps | lexsub | strict | merge-steps | it2 CONDITIONS FRACTION | merge-it2 | share SHARE FRACTION | keep FRACTION [CONDITION] | lexicon | held FRACTION [CONDITION] | merge-held | repeat TIMES FRACTION | merge-repeat TIMES | it3 TIMES FRACTION | merge-it3 TIMES | calibrated FRACTION CONDITION | merge-calibrated | epoch-calibrated[-dev100] FRACTION CONDITION | merge-epoch-calibrated | gold-model | consistency | dev-every FRACTION | merge-dev-every | floor STEPS FRACTION CONDITION | merge-floor STEPS | conditions FRACTION CONDITION | merge-conditions | finish FRACTION CONDITION | merge-finish | more-seeds FRACTION CONDITION | merge-more-seeds | calibrate-kept]" >&2; exit 2 ;;
 esac

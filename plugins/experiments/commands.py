@@ -138,6 +138,8 @@ def unseen_targets(examples: Sequence[Any], seen: set[Any], key: str, roles: Seq
 @click.option("--conditions", default="gold,augmented", show_default=True, help="comma-separated: gold, augmented, filtered, lexsub")
 @click.option("--fractions", default="0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.9,1", show_default=True, help="comma-separated shares of the pool")
 @click.option("--seeds", type=click.IntRange(min=1), default=5, show_default=True, help="resampled subsets per fraction")
+@click.option("--first-seed", type=click.IntRange(min=0), default=0, show_default=True,
+              help="the first seed trained, to extend a curve in another folder or on another machine (`summarize` joins them)")
 @click.option("--filter", "filters", multiple=True, metavar="SPEC",
               help="filter of the records the filtered condition adds: a name or '{name: similarity, min_cosine: 0.8}' (repeatable)")
 @click.option("--rewrite-role", "rewrite_roles", multiple=True, help="lexsub, --unseen: the role of the rewritten span  [default: the run's rewrite_roles]")
@@ -149,7 +151,7 @@ def unseen_targets(examples: Sequence[Any], seen: set[Any], key: str, roles: Seq
 @click.option("--progress/--no-progress", default=None, help="show a progress bar  [default: when stderr is a terminal]")
 def learning_curve_command(
     trainer_name: str, dataset: str, train_path: Path, dev_path: Path | None, test_path: Path, augmented: Path | None,
-    conditions: str, fractions: str, seeds: int, filters: tuple[str, ...], rewrite_roles: tuple[str, ...], unseen_key: str | None,
+    conditions: str, fractions: str, seeds: int, first_seed: int, filters: tuple[str, ...], rewrite_roles: tuple[str, ...], unseen_key: str | None,
     assignments: tuple[str, ...], out: Path, keep_models: bool, progress: bool | None,
 ) -> None:
     """Train on growing shares of the gold data, with and without augmented data, and plot test F1.
@@ -170,7 +172,7 @@ def learning_curve_command(
     except ValueError:
         raise click.BadParameter(f"expected comma-separated numbers, got {fractions!r}", param_hint="--fractions") from None
     try:
-        options = CurveOptions(fractions=shares, seeds=seeds, conditions=tuple(c.strip() for c in conditions.split(",") if c.strip()))
+        options = CurveOptions(fractions=shares, seeds=seeds, first_seed=first_seed, conditions=tuple(c.strip() for c in conditions.split(",") if c.strip()))
     except ValidationError as exc:
         raise click.UsageError("; ".join(e["msg"].removeprefix("Value error, ") for e in exc.errors())) from None
     if options.conditions != ("gold",) and augmented is None:
@@ -223,7 +225,8 @@ def learning_curve_command(
     replace_json(out / EXPERIMENT, {**record, "command": "spanaug " + " ".join(sys.argv[1:]), "augmented_counts": counts}, indent=2)
     with progress_callback("models", enabled=progress) as on_progress:
         rows = run_curve(pool, additions, train_and_test, options, out, keep_models, on_progress)
-    _write_outputs(rows, out, f"{trainer_name}: {len(pool)} gold examples in the pool, {options.seeds} seed(s)")
+    _write_outputs(rows, out, f"{trainer_name}: {len(pool)} gold examples in the pool, {options.seeds} seed(s)"
+                   + (f" from seed {options.first_seed}" if options.first_seed else ""))
 
 
 @experiment_group.command("summarize")
@@ -274,10 +277,12 @@ def _check_same_experiment(out: Path, record: dict[str, Any]) -> None:
     path = out / EXPERIMENT
     if not path.is_file():
         return
-    before = json.loads(path.read_text(encoding="utf-8"))
+    # Folders written before --first-seed existed began at seed 0.
+    before = {"first_seed": 0, **json.loads(path.read_text(encoding="utf-8"))}
     differ = sorted(k for k in record if before.get(k) != record[k])
     if differ == ["seeds"] and isinstance(before.get("seeds"), int) and record["seeds"] > before["seeds"]:
-        note(f"{out} had {before['seeds']} seed(s): training seeds {before['seeds']} to {record['seeds'] - 1} beside them")
+        first = record["first_seed"]
+        note(f"{out} had {before['seeds']} seed(s): training seeds {first + before['seeds']} to {first + record['seeds'] - 1} beside them")
     elif differ:
         raise ConfigError(f"{out} holds another experiment ({', '.join(differ)} differ); pick another --out or remove it")
 

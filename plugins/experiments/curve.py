@@ -55,6 +55,7 @@ class CurveOptions(BaseModel):
 
     fractions: tuple[float, ...] = Field(default=tuple(k / 10 for k in range(1, 11)), min_length=1)
     seeds: int = Field(default=5, ge=1, description="resampled subsets (and initialisations) per fraction")
+    first_seed: int = Field(default=0, ge=0, description="the first seed: seeds first_seed to first_seed + seeds - 1 are trained")
     conditions: tuple[str, ...] = Field(default=("gold", "augmented"), min_length=1)
 
     @field_validator("fractions")
@@ -100,7 +101,7 @@ def subset(pool: Sequence[Example], fraction: float, seed: int) -> list[Example]
 
 def cells(options: CurveOptions) -> list[Cell]:
     """Every cell, smallest fraction first (the cheap, most telling cells land first)."""
-    return [Cell(c, f, s) for f in options.fractions for s in range(options.seeds) for c in options.conditions]
+    return [Cell(c, f, s) for f in options.fractions for s in range(options.first_seed, options.first_seed + options.seeds) for c in options.conditions]
 
 
 def done_keys(path: Path) -> set[tuple[str, str, str]]:

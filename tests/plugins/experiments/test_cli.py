@@ -77,6 +77,21 @@ def test_learning_curve_writes_rows_summary_and_plot(spanaug, data, tiny_encoder
     assert grown[:8] == rows and sorted({r["seed"] for r in grown[8:]}) == ["2"] and len(grown) == 12
     assert json.loads((out / "experiment.json").read_text())["seeds"] == 3
 
+    # A folder written before --first-seed existed continues as one that began at seed 0.
+    recorded = json.loads((out / "experiment.json").read_text())
+    del recorded["first_seed"]
+    (out / "experiment.json").write_text(json.dumps(recorded))
+    assert spanaug(*more) == 0
+    # A fourth seed trained in a folder of its own (another machine's share) joins the curve.
+    part = data / "curve-part"
+    one = [a if a != "3" else "1" for a in more[:-3]]  # less --out OUT --no-progress
+    assert spanaug(*one, "--first-seed", "3", "--out", part, "--no-progress") == 0
+    with (part / "results.csv").open() as fh:
+        assert sorted({r["seed"] for r in csv.DictReader(fh)}) == ["3"]
+    assert spanaug("experiment", "summarize", out / "results.csv", part / "results.csv", "--out", data / "joined") == 0
+    with (data / "joined" / "results.csv").open() as fh:
+        assert len(list(csv.DictReader(fh))) == 16
+
 
 def test_learning_curve_errors(spanaug, data, capsys) -> None:
     base = ["experiment", "learning-curve", "--trainer", "ner", "--dataset", "jsonl", "--train", data / "gold.jsonl",

@@ -44,6 +44,7 @@ def test_options_are_validated() -> None:
         CurveOptions(conditions=("gold", "paraphrase"))
     assert [c.key for c in cells(CurveOptions(fractions=(0.5,), seeds=2))] == [
         ("gold", "0.5", "0"), ("augmented", "0.5", "0"), ("gold", "0.5", "1"), ("augmented", "0.5", "1")]
+    assert [c.key[2] for c in cells(CurveOptions(fractions=(0.5,), seeds=2, first_seed=10, conditions=("gold",)))] == ["10", "11"]
 
 
 def test_conditions_share_the_gold_subset_and_add_only_its_records(tmp_path) -> None:
