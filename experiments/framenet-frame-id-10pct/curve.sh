@@ -87,7 +87,7 @@
 #   curve.sh FN more-seeds FRACTION gold|filtered
 #                                  four-conditions/'s gold or filtered cells (as `final` trains them) for further seeds, from
 #                                  FIRST_SEED (10 unless set) on: more-seeds-FRACTION-CONDITION; a seed's two conditions on one
-#                                  machine. `merge-more-seeds` joins them with four-conditions/'s results in more-seeds/
+#                                  machine. `merge-more-seeds` joins them with four-conditions/ (merge-conditions') in more-seeds/
 #   curve.sh FN calibrate-kept     every kept model scored as `lexicon` does, with NULL calibrated on dev100 first
 #                                  (diagnostics/rescore.py null_scale=dev): keep-*/calibrated.csv, joined in kept-calibrated/
 # Run from the folder make-data.sh wrote, with run-fn-pool/ complete; FN is the fndata-1.5 folder.
@@ -215,7 +215,7 @@ case $what in
   more-seeds) fraction=${3:?fraction: 0.5 or 1}; condition=${4:?condition: gold or filtered}
               FIRST_SEED=${FIRST_SEED:-10} final more-seeds "$fraction" "$condition" ;;
   merge-more-seeds) rm -rf more-seeds
-                    spanaug experiment summarize "$(dirname "$0")/four-conditions/results.csv" more-seeds-*/results.csv --out more-seeds \
+                    spanaug experiment summarize four-conditions/results.csv more-seeds-*/results.csv --out more-seeds \
                       --title "frame-id, a pool of 272 sentences: four-conditions, gold and filtered with more seeds" ;;
   calibrate-kept) rescore_kept calibrated.csv kept-calibrated \
                     "frame-id, a pool of 272 sentences: the kept models held to FrameNet's LUs, NULL calibrated on dev" \

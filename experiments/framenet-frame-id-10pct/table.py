@@ -29,9 +29,9 @@ HEADER = (
 # (label, CSV under this folder, condition in it); the first row of a table is its baseline
 # Held on dev and test, each epoch scored at its best NULL scale on all of dev (null_scale: dev since 43724b6)
 EPOCH_CALIBRATED = [
-    ("**gold, held, each epoch at its best NULL scale on dev**", "epoch-calibrated/results.csv", "gold"),
+    ("**gold, held, each epoch at its best NULL scale on dev**", "more-seeds/results.csv", "gold"),
     ("+ filtered records, two iterations, gold 7 times an epoch, the same", "epoch-calibrated/results.csv", "filtered"),
-    ("+ the same, dev scored every gold epoch's steps (`dev_every`)", "dev-every/results.csv", "filtered"),
+    ("+ the same, dev scored every gold epoch's steps (`dev_every`)", "more-seeds/results.csv", "filtered"),
     ("+ every record, trained as the row above", "four-conditions/results.csv", "augmented"),
     ("+ lexsub made from every record, the same", "four-conditions/results.csv", "lexsub"),
 ]
