@@ -172,7 +172,8 @@ def learning_curve_command(
     except ValueError:
         raise click.BadParameter(f"expected comma-separated numbers, got {fractions!r}", param_hint="--fractions") from None
     try:
-        options = CurveOptions(fractions=shares, seeds=seeds, first_seed=first_seed, conditions=tuple(c.strip() for c in conditions.split(",") if c.strip()))
+        options = CurveOptions(fractions=shares, seeds=seeds, first_seed=first_seed,
+                               conditions=tuple(c.strip() for c in conditions.split(",") if c.strip()))
     except ValidationError as exc:
         raise click.UsageError("; ".join(e["msg"].removeprefix("Value error, ") for e in exc.errors())) from None
     if options.conditions != ("gold",) and augmented is None:
