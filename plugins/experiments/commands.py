@@ -278,8 +278,10 @@ def _check_same_experiment(out: Path, record: dict[str, Any]) -> None:
     path = out / EXPERIMENT
     if not path.is_file():
         return
-    # Folders written before --first-seed existed began at seed 0.
-    before = {"first_seed": 0, **json.loads(path.read_text(encoding="utf-8"))}
+    from spanaug_experiments.curve import CurveOptions
+
+    # An option added since the folder was written (--first-seed) reads as its default there.
+    before = {**CurveOptions().model_dump(mode="json"), **json.loads(path.read_text(encoding="utf-8"))}
     differ = sorted(k for k in record if before.get(k) != record[k])
     if differ == ["seeds"] and isinstance(before.get("seeds"), int) and record["seeds"] > before["seeds"]:
         first = record["first_seed"]

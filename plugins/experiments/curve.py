@@ -58,6 +58,11 @@ class CurveOptions(BaseModel):
     first_seed: int = Field(default=0, ge=0, description="the first seed: seeds first_seed to first_seed + seeds - 1 are trained")
     conditions: tuple[str, ...] = Field(default=("gold", "augmented"), min_length=1)
 
+    @property
+    def seed_range(self) -> range:
+        """The seeds trained at each fraction."""
+        return range(self.first_seed, self.first_seed + self.seeds)
+
     @field_validator("fractions")
     @classmethod
     def _fractions(cls, value: tuple[float, ...]) -> tuple[float, ...]:
@@ -101,7 +106,7 @@ def subset(pool: Sequence[Example], fraction: float, seed: int) -> list[Example]
 
 def cells(options: CurveOptions) -> list[Cell]:
     """Every cell, smallest fraction first (the cheap, most telling cells land first)."""
-    return [Cell(c, f, s) for f in options.fractions for s in range(options.first_seed, options.first_seed + options.seeds) for c in options.conditions]
+    return [Cell(c, f, s) for f in options.fractions for s in options.seed_range for c in options.conditions]
 
 
 def done_keys(path: Path) -> set[tuple[str, str, str]]:
