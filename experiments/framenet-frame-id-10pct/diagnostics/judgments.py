@@ -2,15 +2,29 @@
 
 Two layouts: the first sample has one annotator (id, frame, meaning, verdict, reason); the later
 ones a round column and two annotators (id, round, frame, meaning, frame, meaning, verdict,
-reason, reason). A record is good on a count when every annotator said yes.
+reason, reason). A record is good on a count when every annotator said yes. The items the
+annotators saw are written with ``definition`` and ``marked``.
 """
 
 from __future__ import annotations
 
+import re
+import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import NamedTuple
 
 ONE_ANNOTATOR, TWO_ANNOTATORS = 5, 9
+_FN = "{http://framenet.icsi.berkeley.edu}"
+
+
+def definition(fndata: Path, frame: str) -> str:
+    """The frame's definition as plain text (its markup and examples' tags removed), at most 600 characters."""
+    text = ET.parse(fndata / "frame" / f"{frame}.xml").getroot().findtext(f"{_FN}definition") or ""
+    return " ".join(re.sub(r"<[^>]+>", "", text).split())[:600]
+
+
+def marked(tokens: list[str], start: int, end: int) -> str:
+    return " ".join([*tokens[:start], "[[" + " ".join(tokens[start:end]) + "]]", *tokens[end:]])
 
 
 class Judgment(NamedTuple):

@@ -13,21 +13,9 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import re
-import xml.etree.ElementTree as ET
 from pathlib import Path
 
-_FN = "{http://framenet.icsi.berkeley.edu}"
-
-
-def definition(fndata: Path, frame: str) -> str:
-    """The frame's definition as plain text (its markup and examples' tags removed), at most 600 characters."""
-    text = ET.parse(fndata / "frame" / f"{frame}.xml").getroot().findtext(f"{_FN}definition") or ""
-    return " ".join(re.sub(r"<[^>]+>", "", text).split())[:600]
-
-
-def marked(tokens: list[str], start: int, end: int) -> str:
-    return " ".join([*tokens[:start], "[[" + " ".join(tokens[start:end]) + "]]", *tokens[end:]])
+from judgments import definition, marked  # this folder's
 
 
 def main() -> None:
