@@ -7,6 +7,7 @@ only, with the Agg backend, so no display is needed.
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -16,6 +17,12 @@ from spanaug_experiments.curve import CONDITIONS, Point
 
 LABELS = {"gold": "gold", "augmented": "gold + augmented", "filtered": "gold + augmented, filtered", "lexsub": "gold + lexical substitution"}
 COLORS = {"gold": "#4c72b0", "augmented": "#dd8452", "filtered": "#c44e52", "lexsub": "#55a868"}
+TITLE_WIDTH = 64  # characters of the default title font that fit the figure's width
+
+
+def title_lines(title: str) -> str:
+    """``title`` broken into lines that fit the figure (one line past the width was cut at both ends)."""
+    return textwrap.fill(title, TITLE_WIDTH)
 
 
 def plot_curve(points: Sequence[Point], path: Path, title: str) -> None:
@@ -40,7 +47,7 @@ def plot_curve(points: Sequence[Point], path: Path, title: str) -> None:
                         color=COLORS[condition], alpha=0.2, linewidth=0)
     ax.set_xlabel("gold training data used (%)")
     ax.set_ylabel("test F1 (%)")
-    ax.set_title(title)
+    ax.set_title(title_lines(title))
     ax.grid(alpha=0.3)
     ax.legend()
     fig.tight_layout()
