@@ -21,7 +21,7 @@ from pathlib import Path
 
 from spanaug_trainers.frame_id import FrameIdTrainer, FrameSentence, projected
 
-from judgments import definition, marked  # this folder's
+from judgments import item  # this folder's
 from spanaug_core.plugins import default_registry
 from spanaug_core.types import CARRIED, Example
 from spanaug_shared.records import read_records
@@ -63,11 +63,8 @@ def main() -> None:
     drawn = random.Random(args.seed).sample(range(len(changed)), min(args.n, len(changed)))
     for number, k in enumerate(drawn, 1):
         record, span, source, origin = changed[k]
-        items.append(
-            f"## item {number}\nframe: {span.label}\ndefinition: {definition(args.fndata, span.label)}\n"
-            f"source: {marked(list(source.tokens), origin.start, origin.end)}\n"
-            f"output: {marked(list(record.tokens), span.start, span.end)}\n"
-        )
+        items.append(item(number, span.label, args.fndata, (source.tokens, origin.start, origin.end),
+                          (record.tokens, span.start, span.end)))
         key.append(f"{number}\t{record.id}\t{span.label}\t{' '.join(record.tokens[span.start:span.end])}\t{int(listed[k])}\t{int(new[k])}\n")
     args.items.write_text("\n".join(items))
     args.key.write_text("".join(key))

@@ -3,13 +3,14 @@
 Two layouts: the first sample has one annotator (id, frame, meaning, verdict, reason); the later
 ones a round column and two annotators (id, round, frame, meaning, frame, meaning, verdict,
 reason, reason). A record is good on a count when every annotator said yes. The items the
-annotators saw are written with ``definition`` and ``marked``.
+annotators saw are written with ``item``.
 """
 
 from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
+from collections.abc import Sequence
 from pathlib import Path
 from typing import NamedTuple
 
@@ -23,8 +24,14 @@ def definition(fndata: Path, frame: str) -> str:
     return " ".join(re.sub(r"<[^>]+>", "", text).split())[:600]
 
 
-def marked(tokens: list[str], start: int, end: int) -> str:
+def marked(tokens: Sequence[str], start: int, end: int) -> str:
     return " ".join([*tokens[:start], "[[" + " ".join(tokens[start:end]) + "]]", *tokens[end:]])
+
+
+def item(number: int, frame: str, fndata: Path, source: tuple[Sequence[str], int, int], output: tuple[Sequence[str], int, int]) -> str:
+    """One item to judge: the frame, its definition, and the source and output (tokens, start, end) marked."""
+    return (f"## item {number}\nframe: {frame}\ndefinition: {definition(fndata, frame)}\n"
+            f"source: {marked(*source)}\noutput: {marked(*output)}\n")
 
 
 class Judgment(NamedTuple):

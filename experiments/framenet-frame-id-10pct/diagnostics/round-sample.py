@@ -15,7 +15,7 @@ import json
 import random
 from pathlib import Path
 
-from judgments import definition, marked  # this folder's
+from judgments import item  # this folder's
 
 
 def main() -> None:
@@ -41,11 +41,8 @@ def main() -> None:
         source = sources[record["source_id"]]
         target = source["spans"][record["target"]]
         new = next(s for s in record["spans"] if s["role"] == "target" and not s.get("attrs", {}).get("carried"))
-        items.append(
-            f"## item {number}\nframe: {target['label']}\ndefinition: {definition(args.fndata, target['label'])}\n"
-            f"source: {marked(source['tokens'], target['start'], target['end'])}\n"
-            f"output: {marked(record['tokens'], new['start'], new['end'])}\n"
-        )
+        items.append(item(number, target["label"], args.fndata, (source["tokens"], target["start"], target["end"]),
+                          (record["tokens"], new["start"], new["end"])))
         key.append(f"{number}\t{record['id']}\t{record['iteration']}\n")
     args.items.write_text("\n".join(items))
     args.key.write_text("".join(key))
