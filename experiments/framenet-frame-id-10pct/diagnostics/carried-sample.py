@@ -10,7 +10,7 @@ output with the carried span marked; no score), with a key: record id, frame, th
 words, whether FrameNet lists them for the frame (as ``frame-lexicon`` asks of a record's own
 trigger) and whether the pool's gold has that (frame, words) pair.
 
-    python carried-sample.py RUN POOL FNDATA ITEMS.md KEY.tsv [--n 40] [--seed 44]
+    python carried-sample.py RUN POOL FNDATA ITEMS.md KEY.tsv [--n 60] [--seed 44]
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     for name in ("run", "pool", "fndata", "items", "key"):
         parser.add_argument(name, type=Path)
-    parser.add_argument("--n", type=int, default=40)
+    parser.add_argument("--n", type=int, default=60)
     parser.add_argument("--seed", type=int, default=44)
     args = parser.parse_args()
     trainer = FrameIdTrainer(FrameIdTrainer.Config())
