@@ -21,15 +21,10 @@ from pathlib import Path
 
 from spanaug_trainers.frame_id import FrameIdTrainer, FrameSentence, projected
 
-from judgments import item  # this folder's
+from judgments import item, pair  # this folder's
 from spanaug_core.plugins import default_registry
 from spanaug_core.types import CARRIED, Example
 from spanaug_shared.records import read_records
-
-
-def pair(tokens: tuple[str, ...], label: str, start: int, end: int) -> tuple[str, str]:
-    """A target as the diagnostics count triggers: its frame and its words, lower-cased."""
-    return label, " ".join(tokens[start:end]).lower()
 
 
 def main() -> None:

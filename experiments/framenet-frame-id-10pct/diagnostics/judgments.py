@@ -3,7 +3,7 @@
 Two layouts: the first sample has one annotator (id, frame, meaning, verdict, reason); the later
 ones a round column and two annotators (id, round, frame, meaning, frame, meaning, verdict,
 reason, reason). A record is good on a count when every annotator said yes. The items the
-annotators saw are written with ``item``.
+annotators saw are written with ``item``; ``pair`` is how the diagnostics count a trigger.
 """
 
 from __future__ import annotations
@@ -26,6 +26,11 @@ def definition(fndata: Path, frame: str) -> str:
 
 def marked(tokens: Sequence[str], start: int, end: int) -> str:
     return " ".join([*tokens[:start], "[[" + " ".join(tokens[start:end]) + "]]", *tokens[end:]])
+
+
+def pair(tokens: Sequence[str], label: str, start: int, end: int) -> tuple[str, str]:
+    """A target as the diagnostics count triggers: its frame and its words, lower-cased."""
+    return label, " ".join(tokens[start:end]).lower()
 
 
 def item(number: int, frame: str, fndata: Path, source: tuple[Sequence[str], int, int], output: tuple[Sequence[str], int, int]) -> str:

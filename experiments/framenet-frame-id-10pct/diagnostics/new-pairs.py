@@ -27,11 +27,7 @@ from spanaug_core.protocols import FilterContext
 from spanaug_core.types import Augmented, Example
 from spanaug_shared.records import read_records
 
-from judgments import read_judgments  # this folder's
-
-
-def pair(tokens: tuple[str, ...] | list[str], label: str, start: int, end: int) -> tuple[str, str]:
-    return label, " ".join(tokens[start:end]).lower()
+from judgments import pair, read_judgments  # this folder's
 
 
 def new_trigger(record: Augmented) -> tuple[str, str]:
