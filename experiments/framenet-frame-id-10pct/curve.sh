@@ -92,6 +92,11 @@
 #                                  seeds FIRST_SEED (0 unless set) on, so that two processes can share the seeds:
 #                                  it3-final-fromFIRST_SEED-FRACTION-filtered; `merge-it3-final` joins them with more-seeds/'
 #                                  gold cells in it3-final/
+#   curve.sh FN repeat-final TIMES FRACTION
+#                                  more-seeds' filtered cells with each gold sentence seen TIMES an epoch in place of 7
+#                                  (trainer.exhaustive_repeat), seeds FIRST_SEED (0 unless set) on:
+#                                  repeat-final-TIMES-fromFIRST_SEED-FRACTION-filtered; `merge-repeat-final TIMES` joins them
+#                                  with more-seeds/' gold cells in exhaustive-repeat-TIMES/
 #   curve.sh FN calibrate-kept     every kept model scored as `lexicon` does, with NULL calibrated on dev100 first
 #                                  (diagnostics/rescore.py null_scale=dev): keep-*/calibrated.csv, joined in kept-calibrated/
 # Run from the folder make-data.sh wrote, with run-fn-pool/ complete; FN is the fndata-1.5 folder.
@@ -139,6 +144,12 @@ rescore_kept() {  # rescore_kept CSV OUT TITLE [rescore.py options]: every kept 
   done
   rm -rf "$out"  # made anew from the parts, which a rerun may have grown
   spanaug experiment summarize keep-*/"$csv" --out "$out" --title "$title"
+}
+merge_more_seeds_gold() {  # merge_more_seeds_gold OUT PARTS... TITLE: more-seeds/' gold cells and PARTS' cells in OUT/
+  local out=$1 title=${*: -1}
+  rm -rf "$out"  # made anew from the parts, which a rerun may have grown
+  { head -n 1 more-seeds/results.csv; grep '^gold,' more-seeds/results.csv; } > more-seeds-gold.csv
+  spanaug experiment summarize more-seeds-gold.csv "${@:2:$#-2}" --out "$out" --title "$title"
 }
 case $what in
   both) curve gold,augmented curve-a false & a=$!; curve filtered,lexsub curve-b false & b=$!
@@ -222,10 +233,13 @@ case $what in
                     spanaug experiment summarize four-conditions/results.csv more-seeds-*/results.csv --out more-seeds \
                       --title "frame-id, a pool of 272 sentences: four-conditions, gold and filtered with more seeds" ;;
   it3-final) RUN=run-fn-pool-it3-int8 final "it3-final-from${FIRST_SEED:-0}" "${3:?fraction: 0.5 or 1}" filtered ;;
-  merge-it3-final) rm -rf it3-final
-                   { head -n 1 more-seeds/results.csv; grep '^gold,' more-seeds/results.csv; } > more-seeds-gold.csv
-                   spanaug experiment summarize more-seeds-gold.csv it3-final-from*/results.csv --out it3-final \
-                     --title "frame-id, a pool of 272 sentences: as more-seeds, the three-iteration run's filtered records" ;;
+  merge-it3-final) merge_more_seeds_gold it3-final it3-final-from*/results.csv \
+                     "frame-id, a pool of 272 sentences: as more-seeds, the three-iteration run's filtered records" ;;
+  repeat-final) times=${3:?times each gold sentence is seen an epoch, e.g. 14}
+                final "repeat-final-$times-from${FIRST_SEED:-0}" "${4:?fraction: 0.5 or 1}" filtered --set trainer.exhaustive_repeat="$times" ;;
+  merge-repeat-final) times=${3:?times, as given to repeat-final}
+                      merge_more_seeds_gold "exhaustive-repeat-$times" "repeat-final-$times"-from*/results.csv \
+                        "frame-id, a pool of 272 sentences: as more-seeds, each gold sentence $times times an epoch with the records" ;;
   calibrate-kept) rescore_kept calibrated.csv kept-calibrated \
                     "frame-id, a pool of 272 sentences: the kept models held to FrameNet's LUs, NULL calibrated on dev" \
                     --dev fn-dev100.jsonl "lexicon={name: framenet, release: $FN}" null_scale=dev ;;
@@ -238,5 +252,5 @@ case $what in
   merge-held) rm -rf held  # made anew from the parts, which a rerun may have grown
               spanaug experiment summarize held-*/results.csv --out held \
                 --title "frame-id, a pool of 272 sentences: two iterations, held to FrameNet's LUs on dev and test" ;;
-  *) echo "usage: curve.sh FN [both | run CONDITIONS OUT | merge | project | merge-project | steps | lexsub | strict | merge-steps | it2 CONDITIONS FRACTION | merge-it2 | share SHARE FRACTION | keep FRACTION [CONDITION] | lexicon | held FRACTION [CONDITION] | merge-held | repeat TIMES FRACTION | merge-repeat TIMES | it3 TIMES FRACTION | merge-it3 TIMES | calibrated FRACTION CONDITION | merge-calibrated | epoch-calibrated[-dev100] FRACTION CONDITION | merge-epoch-calibrated | gold-model | consistency | dev-every FRACTION | merge-dev-every | floor STEPS FRACTION CONDITION | merge-floor STEPS | conditions FRACTION CONDITION | merge-conditions | finish FRACTION CONDITION | merge-finish | more-seeds FRACTION CONDITION | merge-more-seeds | it3-final FRACTION | merge-it3-final | calibrate-kept]" >&2; exit 2 ;;
+  *) echo "usage: curve.sh FN [both | run CONDITIONS OUT | merge | project | merge-project | steps | lexsub | strict | merge-steps | it2 CONDITIONS FRACTION | merge-it2 | share SHARE FRACTION | keep FRACTION [CONDITION] | lexicon | held FRACTION [CONDITION] | merge-held | repeat TIMES FRACTION | merge-repeat TIMES | it3 TIMES FRACTION | merge-it3 TIMES | calibrated FRACTION CONDITION | merge-calibrated | epoch-calibrated[-dev100] FRACTION CONDITION | merge-epoch-calibrated | gold-model | consistency | dev-every FRACTION | merge-dev-every | floor STEPS FRACTION CONDITION | merge-floor STEPS | conditions FRACTION CONDITION | merge-conditions | finish FRACTION CONDITION | merge-finish | more-seeds FRACTION CONDITION | merge-more-seeds | it3-final FRACTION | merge-it3-final | repeat-final TIMES FRACTION | merge-repeat-final TIMES | calibrate-kept]" >&2; exit 2 ;;
 esac
