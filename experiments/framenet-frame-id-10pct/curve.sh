@@ -96,7 +96,7 @@
 #                                  more-seeds' filtered cells with each gold sentence seen TIMES an epoch in place of 7
 #                                  (trainer.exhaustive_repeat), seeds FIRST_SEED (0 unless set) on:
 #                                  repeat-final-TIMES-fromFIRST_SEED-FRACTION-filtered; `merge-repeat-final TIMES` joins them
-#                                  with more-seeds/' gold cells in exhaustive-repeat-TIMES/
+#                                  with more-seeds/' gold cells in repeat-final-TIMES/
 #   curve.sh FN calibrate-kept     every kept model scored as `lexicon` does, with NULL calibrated on dev100 first
 #                                  (diagnostics/rescore.py null_scale=dev): keep-*/calibrated.csv, joined in kept-calibrated/
 # Run from the folder make-data.sh wrote, with run-fn-pool/ complete; FN is the fndata-1.5 folder.
@@ -238,7 +238,7 @@ case $what in
   repeat-final) times=${3:?times each gold sentence is seen an epoch, e.g. 14}
                 final "repeat-final-$times-from${FIRST_SEED:-0}" "${4:?fraction: 0.5 or 1}" filtered --set trainer.exhaustive_repeat="$times" ;;
   merge-repeat-final) times=${3:?times, as given to repeat-final}
-                      merge_more_seeds_gold "exhaustive-repeat-$times" "repeat-final-$times"-from*/results.csv \
+                      merge_more_seeds_gold "repeat-final-$times" "repeat-final-$times"-from*/results.csv \
                         "frame-id, a pool of 272 sentences: as more-seeds, each gold sentence $times times an epoch with the records" ;;
   calibrate-kept) rescore_kept calibrated.csv kept-calibrated \
                     "frame-id, a pool of 272 sentences: the kept models held to FrameNet's LUs, NULL calibrated on dev" \
