@@ -291,6 +291,7 @@ def _check_same_experiment(out: Path, record: dict[str, Any]) -> None:
 
 
 def _print_summary(points: Sequence[Any], conditions: Sequence[str], comparisons: Sequence[Any]) -> None:
+    from rich import box
     from rich.table import Table
 
     unseen = any(p.unseen_mean is not None for p in points)
@@ -310,12 +311,17 @@ def _print_summary(points: Sequence[Any], conditions: Sequence[str], comparisons
         table.add_row(f"{fraction:g}", *(cell(by.get((c, fraction))) for c in conditions))
     out_console.print(table)
     if comparisons:
-        diffs = Table(title="against gold, seed by seed: mean difference ± std (paired t-test p)")
-        for column in ("fraction", "condition", "metric", "difference", "p"):
+        # A simple box with collapsed padding keeps seven columns on one line of a log's 80
+        # characters; the Wilcoxon test's p is in paired.csv
+        diffs = Table(title="against gold, seed by seed: mean difference ± std, paired t-test p, 95% interval of the"
+                            " mean difference, seeds above gold", box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True)
+        for column in ("fraction", "condition", "metric", "difference", "p", "95% interval", "above"):
             diffs.add_column(column, justify="right" if column != "condition" else "left")
         for c in comparisons:
             p = "" if c.p is None else f"{c.p:.3f}"
-            diffs.add_row(f"{c.fraction:g}", c.condition, c.metric, f"{100 * c.mean_diff:+.1f} ± {100 * c.std_diff:.1f}", p)
+            interval = "" if c.ci_low is None or c.ci_high is None else f"[{100 * c.ci_low:+.1f}, {100 * c.ci_high:+.1f}]"
+            diffs.add_row(f"{c.fraction:g}", c.condition, c.metric, f"{100 * c.mean_diff:+.1f} ± {100 * c.std_diff:.1f}", p,
+                          interval, f"{c.wins}/{c.runs}")
         out_console.print(diffs)
 
 

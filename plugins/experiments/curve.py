@@ -289,7 +289,10 @@ def _write_csv(path: Path, header: list[str], rows: Iterable[list[object]]) -> N
 @dataclass(frozen=True)
 class Paired:
     """A condition against gold at one fraction, seed by seed: the mean and standard deviation
-    of the differences (condition - gold) and a paired t-test (None below two seeds)."""
+    of the differences (condition - gold), a paired t-test and the 95% interval of the mean
+    difference (None below two seeds or without spread), the seeds where the condition is above
+    gold, and a Wilcoxon signed-rank test, which a few lucky seeds sway less than the t-test
+    (None below two seeds or where every difference is zero)."""
 
     condition: str
     fraction: float
@@ -299,6 +302,10 @@ class Paired:
     std_diff: float
     t: float | None
     p: float | None
+    ci_low: float | None
+    ci_high: float | None
+    wins: int
+    wilcoxon_p: float | None
 
 
 def paired(rows: Sequence[Mapping[str, str]]) -> list[Paired]:
@@ -318,16 +325,23 @@ def paired(rows: Sequence[Mapping[str, str]]) -> list[Paired]:
                     continue
                 diffs = [a - b for a, b in pairs]
                 mean, std = _mean_std(diffs)
-                t = p = None
+                t = p = low = high = wilcoxon = None
                 if len(pairs) > 1 and std > 0:
                     test = stats.ttest_rel([a for a, _ in pairs], [b for _, b in pairs])
                     t, p = float(test.statistic), float(test.pvalue)
-                out.append(Paired(condition, fraction, metric, len(pairs), mean, std, t, p))
+                    low, high = (float(x) for x in stats.t.interval(0.95, len(diffs) - 1, loc=mean, scale=std / len(diffs) ** 0.5))
+                if len(pairs) > 1 and any(diffs):
+                    wilcoxon = float(stats.wilcoxon(diffs).pvalue)
+                out.append(Paired(condition, fraction, metric, len(pairs), mean, std, t, p,
+                                  low, high, sum(d > 0 for d in diffs), wilcoxon))
     return out
 
 
 def write_paired(comparisons: Sequence[Paired], path: Path) -> None:
     """``paired.csv``: one line per (fraction, condition, metric)."""
-    _write_csv(path, ["fraction", "condition", "metric", "runs", "mean_diff", "std_diff", "t", "p"],
-               ([f"{c.fraction:g}", c.condition, c.metric, c.runs, f"{c.mean_diff:.4f}", f"{c.std_diff:.4f}",
-                 "" if c.t is None else f"{c.t:.3f}", "" if c.p is None else f"{c.p:.4f}"] for c in comparisons))
+    def number(value: float | None, digits: int) -> str:
+        return "" if value is None else f"{value:.{digits}f}"
+
+    _write_csv(path, ["fraction", "condition", "metric", "runs", "mean_diff", "std_diff", "t", "p", "ci_low", "ci_high", "wins", "wilcoxon_p"],
+               ([f"{c.fraction:g}", c.condition, c.metric, c.runs, f"{c.mean_diff:.4f}", f"{c.std_diff:.4f}", number(c.t, 3), number(c.p, 4),
+                 number(c.ci_low, 4), number(c.ci_high, 4), c.wins, number(c.wilcoxon_p, 4)] for c in comparisons))

@@ -117,8 +117,13 @@ def test_paired_differences_follow_the_seeds() -> None:
     f1 = by_metric["test_f1"]
     assert (f1.condition, f1.fraction, f1.runs) == ("filtered", 1.0, 4)
     assert f1.mean_diff == pytest.approx(0.0215) and f1.p < 0.001
+    # the interval is mean ± t(0.975, 3) * std / sqrt(4); four gains out of four is the exact
+    # signed-rank test's smallest two-sided p, 2 / 2**4
+    assert f1.ci_low == pytest.approx(0.0215 - 3.1824 * 0.0012910 / 2, abs=1e-6) and f1.ci_high == pytest.approx(0.0215 + 3.1824 * 0.0012910 / 2, abs=1e-6)
+    assert f1.wins == 4 and f1.wilcoxon_p == pytest.approx(0.125)
     recall = by_metric["unseen_recall"]
     assert recall.mean_diff == pytest.approx(0.1) and recall.std_diff == 0.0 and recall.p is None  # no spread, no test
+    assert recall.ci_low is None and recall.wins == 4 and recall.wilcoxon_p is not None  # ranks need no spread
     points = summarize(rows)
     assert points[1].condition == "filtered" and points[1].unseen_mean == pytest.approx(0.1)
 
@@ -128,7 +133,7 @@ def test_paired_rows_are_written(tmp_path) -> None:
     rows = run_curve(POOL, EXTRA, fake_trainer(calls), CurveOptions(fractions=(0.5, 1.0), seeds=3), tmp_path)
     write_paired(paired(rows), tmp_path / "paired.csv")
     lines = (tmp_path / "paired.csv").read_text().splitlines()
-    assert lines[0] == "fraction,condition,metric,runs,mean_diff,std_diff,t,p"
+    assert lines[0] == "fraction,condition,metric,runs,mean_diff,std_diff,t,p,ci_low,ci_high,wins,wilcoxon_p"
     assert [line.split(",")[:4] for line in lines[1:]] == [["0.5", "augmented", "test_f1", "3"], ["1", "augmented", "test_f1", "3"]]
 
 
