@@ -19,7 +19,7 @@ import csv
 import statistics as st
 from pathlib import Path
 
-from scipy import stats
+from spanaug_experiments.curve import Paired, paired
 
 HERE = Path(__file__).parent
 HEADER = (
@@ -88,8 +88,8 @@ def mean_sd(values: list[float]) -> str:
     return f"{100 * st.mean(values):.1f} ± {100 * st.stdev(values):.1f}" if len(values) > 1 else f"{100 * values[0]:.1f}"
 
 
-def diff(values: list[float]) -> str:
-    return f"{100 * st.mean(values):+.1f} ± {100 * (st.stdev(values) if len(values) > 1 else 0):.1f}"
+def diff(comparison: Paired) -> str:
+    return f"{100 * comparison.mean_diff:+.1f} ± {100 * comparison.std_diff:.1f}"
 
 
 def main() -> None:
@@ -117,12 +117,13 @@ def table(rows: list[tuple[str, str, str]]) -> None:
             if label == label0:
                 print(f"{line}  |  | {100 * precision:.1f} | {mean_sd(unseen)} |  |")
                 continue
-            pairs = [(r, baseline[fraction, r["seed"]]) for r in cells if (fraction, r["seed"]) in baseline]
-            d_f1 = [float(a["test_f1"]) - float(b["test_f1"]) for a, b in pairs]
-            d_unseen = [float(a["unseen_recall"]) - float(b["unseen_recall"]) for a, b in pairs]
-            p = stats.ttest_rel([float(a["test_f1"]) for a, _ in pairs], [float(b["test_f1"]) for _, b in pairs]).pvalue if len(pairs) > 1 else float("nan")
-            line += f" {diff(d_f1)} | {p:.2g} | {100 * precision:.1f} | {mean_sd(unseen)} | {diff(d_unseen)} |"
-            print(line + (f" (paired on {len(pairs)})" if len(pairs) < len(cells) else ""))
+            # summarize's paired test, with this table's baseline standing as gold
+            gold = [{**r, "condition": "gold"} for (f, _), r in baseline.items() if f == fraction]
+            by = {c.metric: c for c in paired(gold + [{**r, "condition": "records"} for r in cells])}
+            f1, recall = by["test_f1"], by["unseen_recall"]
+            p = float("nan") if f1.p is None else f1.p
+            line += f" {diff(f1)} | {p:.2g} | {100 * precision:.1f} | {mean_sd(unseen)} | {diff(recall)} |"
+            print(line + (f" (paired on {f1.runs})" if f1.runs < len(cells) else ""))
 
 
 if __name__ == "__main__":
