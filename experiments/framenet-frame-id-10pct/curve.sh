@@ -97,6 +97,11 @@
 #                                  (trainer.exhaustive_repeat), seeds FIRST_SEED (0 unless set) on:
 #                                  repeat-final-TIMES-fromFIRST_SEED-FRACTION-filtered; `merge-repeat-final TIMES` joins them
 #                                  with more-seeds/' gold cells in repeat-final-TIMES/
+#   curve.sh FN judged FRACTION    more-seeds' filtered cells with run-fn-pool-it2-judged's records: the two-iteration run less
+#                                  the kept records annotators judged wrong on the frame (diagnostics/judged-run.py with
+#                                  docs/results/judgments/framenet-pool-10pct-kept.tsv), an oracle filter; seeds FIRST_SEED (0
+#                                  unless set) on: judged-fromFIRST_SEED-FRACTION-filtered; `merge-judged` joins them with
+#                                  more-seeds/' gold cells in judged/
 #   curve.sh FN calibrate-kept     every kept model scored as `lexicon` does, with NULL calibrated on dev100 first
 #                                  (diagnostics/rescore.py null_scale=dev): keep-*/calibrated.csv, joined in kept-calibrated/
 # Run from the folder make-data.sh wrote, with run-fn-pool/ complete; FN is the fndata-1.5 folder.
@@ -240,6 +245,9 @@ case $what in
   merge-repeat-final) times=${3:?times, as given to repeat-final}
                       merge_more_seeds_gold "repeat-final-$times" "repeat-final-$times"-from*/results.csv \
                         "frame-id, a pool of 272 sentences: as more-seeds, each gold sentence $times times an epoch with the records" ;;
+  judged) RUN=run-fn-pool-it2-judged final "judged-from${FIRST_SEED:-0}" "${3:?fraction: 0.5 or 1}" filtered ;;
+  merge-judged) merge_more_seeds_gold judged judged-from*/results.csv \
+                  "frame-id, a pool of 272 sentences: as more-seeds, the filtered records annotators judged right on the frame" ;;
   calibrate-kept) rescore_kept calibrated.csv kept-calibrated \
                     "frame-id, a pool of 272 sentences: the kept models held to FrameNet's LUs, NULL calibrated on dev" \
                     --dev fn-dev100.jsonl "lexicon={name: framenet, release: $FN}" null_scale=dev ;;

@@ -12,7 +12,7 @@ import re
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 ONE_ANNOTATOR, TWO_ANNOTATORS = 5, 9
 _FN = "{http://framenet.icsi.berkeley.edu}"
@@ -37,6 +37,15 @@ def item(number: int, frame: str, fndata: Path, source: tuple[Sequence[str], int
     """One item to judge: the frame, its definition, and the source and output (tokens, start, end) marked."""
     return (f"## item {number}\nframe: {frame}\ndefinition: {definition(fndata, frame)}\n"
             f"source: {marked(*source)}\noutput: {marked(*output)}\n")
+
+
+def record_item(number: int, record: dict[str, Any], sources: dict[str, dict[str, Any]], fndata: Path) -> str:
+    """The item of one run record (as JSON): its source's rewritten target and its own new trigger, marked."""
+    source = sources[record["source_id"]]
+    target = source["spans"][record["target"]]
+    new = next(s for s in record["spans"] if s["role"] == "target" and not s.get("attrs", {}).get("carried"))
+    return item(number, target["label"], fndata, (source["tokens"], target["start"], target["end"]),
+                (record["tokens"], new["start"], new["end"]))
 
 
 class Judgment(NamedTuple):

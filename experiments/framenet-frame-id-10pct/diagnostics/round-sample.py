@@ -15,7 +15,7 @@ import json
 import random
 from pathlib import Path
 
-from judgments import item  # this folder's
+from judgments import record_item  # this folder's
 
 
 def main() -> None:
@@ -38,11 +38,7 @@ def main() -> None:
     rng.shuffle(picked)
     items, key = [], []
     for number, record in enumerate(picked, start=1):
-        source = sources[record["source_id"]]
-        target = source["spans"][record["target"]]
-        new = next(s for s in record["spans"] if s["role"] == "target" and not s.get("attrs", {}).get("carried"))
-        items.append(item(number, target["label"], args.fndata, (source["tokens"], target["start"], target["end"]),
-                          (record["tokens"], new["start"], new["end"])))
+        items.append(record_item(number, record, sources, args.fndata))
         key.append(f"{number}\t{record['id']}\t{record['iteration']}\n")
     args.items.write_text("\n".join(items))
     args.key.write_text("".join(key))
