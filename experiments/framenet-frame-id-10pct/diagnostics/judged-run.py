@@ -5,8 +5,11 @@ Every record of RUN is copied to OUT unless a judgments file says it fails the c
 kept). Records nobody judged are copied as they are, so the curve's filters still decide them;
 with ``kept-items.py``'s judgments of every record the filters keep, the filtered condition on
 OUT trains on exactly the kept records judged right. The manifest is copied unchanged.
+``--for-filter FILE`` also writes the judged records as ``spanaug train filter`` reads
+judgments (id, iteration, the record's scores, accepted: the count asked for), to see how near
+a learned filter on the decoder's and aligner's scores comes to the annotators.
 
-    python judged-run.py RUN OUT JUDGMENTS.tsv... [--count frame|both]
+    python judged-run.py RUN OUT JUDGMENTS.tsv... [--count frame|both] [--for-filter JUDGMENTS.jsonl]
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ def main() -> None:
     parser.add_argument("out", type=Path)
     parser.add_argument("judgments", type=Path, nargs="+")
     parser.add_argument("--count", choices=("frame", "both"), default="frame")
+    parser.add_argument("--for-filter", type=Path, help="also write the judged records as train filter's judgments")
     args = parser.parse_args()
     judged = {}
     for tsv in args.judgments:
@@ -40,6 +44,11 @@ def main() -> None:
     args.out.mkdir(parents=True)
     shutil.copy(args.run / "manifest.json", args.out / "manifest.json")
     (args.out / "augmented.jsonl").write_text("".join(line for i, line in ids.items() if i not in dropped))
+    if args.for_filter:
+        records = {i: json.loads(ids[i]) for i in judged}
+        args.for_filter.write_text("".join(
+            json.dumps({"id": i, "iteration": r["iteration"], "scores": r["scores"], "accepted": getattr(judged[i], args.count)}) + "\n"
+            for i, r in records.items()))
     print(f"{len(lines) - len(dropped)} of {len(lines)} records copied: {len(dropped)} of {len(judged)} judged fail on {args.count}")
 
 

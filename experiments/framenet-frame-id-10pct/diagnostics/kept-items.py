@@ -5,7 +5,8 @@ Judging every record the README's FrameNet filters keep, not a sample, says what
 ``judged-run.py`` then drops the records judged wrong and the curve trains on the rest.
 The items are ``round-sample.py``'s (frame, definition, marked source and output, nothing
 else), shuffled with the seed so that no batch holds one source's records together, numbered
-across the batches. The key (item, record id, round, batch) goes to its own file.
+across the batches. The key (item, record id, round, batch) goes to its own file. The
+annotators read ``judging-guide.md`` (this folder's) and judged one batch each.
 
     python kept-items.py items RUN POOL FNDATA VERDICTS.json OUTDIR [--batches 16] [--seed 44]
     python kept-items.py join OUTDIR HEADER > JUDGMENTS.tsv
