@@ -34,8 +34,8 @@ def main() -> None:
     for tsv in args.judgments:
         judged.update(read_judgments(tsv))
     lines = (args.run / "augmented.jsonl").read_text().splitlines(keepends=True)
-    ids = {json.loads(line)["id"]: line for line in lines}
-    unknown = sorted(set(judged) - set(ids))
+    records = {(record := json.loads(line))["id"]: (record, line) for line in lines}
+    unknown = sorted(set(judged) - set(records))
     if unknown:
         raise SystemExit(f"{args.judgments[0]}: {len(unknown)} judged records are not in {args.run}, e.g. {unknown[0]}")
     if args.out.exists():
@@ -43,12 +43,12 @@ def main() -> None:
     dropped = {i for i, j in judged.items() if not getattr(j, args.count)}
     args.out.mkdir(parents=True)
     shutil.copy(args.run / "manifest.json", args.out / "manifest.json")
-    (args.out / "augmented.jsonl").write_text("".join(line for i, line in ids.items() if i not in dropped))
+    (args.out / "augmented.jsonl").write_text("".join(line for i, (_, line) in records.items() if i not in dropped))
     if args.for_filter:
-        records = {i: json.loads(ids[i]) for i in judged}
         args.for_filter.write_text("".join(
-            json.dumps({"id": i, "iteration": r["iteration"], "scores": r["scores"], "accepted": getattr(judged[i], args.count)}) + "\n"
-            for i, r in records.items()))
+            json.dumps({"id": i, "iteration": records[i][0]["iteration"], "scores": records[i][0]["scores"],
+                        "accepted": getattr(j, args.count)}) + "\n"
+            for i, j in judged.items()))
     print(f"{len(lines) - len(dropped)} of {len(lines)} records copied: {len(dropped)} of {len(judged)} judged fail on {args.count}")
 
 
