@@ -14,13 +14,16 @@ import sys
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from spanaug_core.console import note, out_console, progress_callback
 from spanaug_core.errors import ConfigError
 from spanaug_core.files import ensure_folder, replace_json
+
+if TYPE_CHECKING:
+    from spanaug_experiments.curve import CurveOptions
 
 EXISTING = click.Path(exists=True, path_type=Path)
 EXPERIMENT = "experiment.json"
@@ -192,6 +195,7 @@ def learning_curve_command(
         "rewrite_roles": list(rewrite_roles) or None, "unseen": unseen_key,
     }
     _check_same_experiment(out, record)
+    _note_cells_left(out, options)
     reader = registry.create("dataset", dataset, **sets["dataset"])
     pool, test = list(reader.read(train_path)), list(reader.read(test_path))
     dev = list(reader.read(dev_path)) if dev_path else None
@@ -283,11 +287,26 @@ def _check_same_experiment(out: Path, record: dict[str, Any]) -> None:
     # An option added since the folder was written (--first-seed) reads as its default there.
     before = {**CurveOptions().model_dump(mode="json"), **json.loads(path.read_text(encoding="utf-8"))}
     differ = sorted(k for k in record if before.get(k) != record[k])
-    if differ == ["seeds"] and isinstance(before.get("seeds"), int) and record["seeds"] > before["seeds"]:
-        first = record["first_seed"]
-        note(f"{out} had {before['seeds']} seed(s): training seeds {first + before['seeds']} to {first + record['seeds'] - 1} beside them")
-    elif differ:
+    grown = differ == ["seeds"] and isinstance(before.get("seeds"), int) and record["seeds"] > before["seeds"]
+    if differ and not grown:
         raise ConfigError(f"{out} holds another experiment ({', '.join(differ)} differ); pick another --out or remove it")
+
+
+def _note_cells_left(out: Path, options: CurveOptions) -> None:
+    """Say which cells a rerun trains: those results.csv lacks, an interrupted seed's among them.
+
+    Read from the rows, not from experiment.json, which a run writes before its first cell
+    and so already counts the seeds of a run stopped part way.
+    """
+    from spanaug_experiments.curve import RESULTS, cells, done_keys
+
+    done = done_keys(out / RESULTS)
+    if not done:
+        return
+    todo = [cell for cell in cells(options) if cell.key not in done]
+    seeds = ", ".join(str(s) for s in sorted({cell.seed for cell in todo}))
+    left = f"training the {len(todo)} it lacks, of seed(s) {seeds}" if todo else "none left to train"
+    note(f"{out / RESULTS} holds {len(done)} cell(s): {left}")
 
 
 def _print_summary(points: Sequence[Any], conditions: Sequence[str], comparisons: Sequence[Any]) -> None:

@@ -67,6 +67,7 @@ def test_learning_curve_writes_rows_summary_and_plot(spanaug, data, tiny_encoder
     assert spanaug(*args) == 0  # a rerun trains nothing new
     with (out / "results.csv").open() as fh:
         assert len(list(csv.DictReader(fh))) == 8
+    assert "holds 8 cell(s): none left to train" in capsys.readouterr().err
     fewer = [a if a != "2" else "1" for a in args]
     assert spanaug(*fewer) == 2
     assert "holds another experiment (seeds differ)" in capsys.readouterr().err
@@ -76,6 +77,17 @@ def test_learning_curve_writes_rows_summary_and_plot(spanaug, data, tiny_encoder
         grown = list(csv.DictReader(fh))
     assert grown[:8] == rows and sorted({r["seed"] for r in grown[8:]}) == ["2"] and len(grown) == 12
     assert json.loads((out / "experiment.json").read_text())["seeds"] == 3
+    assert "holds 8 cell(s): training the 4 it lacks, of seed(s) 2" in capsys.readouterr().err
+
+    # A run stopped part way through seed 2: experiment.json already says 3 seeds, and the
+    # rerun trains the cells results.csv lacks, and says so.
+    with (out / "results.csv").open(newline="") as fh:
+        lines = fh.readlines()
+    (out / "results.csv").write_text("".join(lines[:-2]), newline="")
+    assert spanaug(*more) == 0
+    assert "holds 10 cell(s): training the 2 it lacks, of seed(s) 2" in capsys.readouterr().err
+    with (out / "results.csv").open() as fh:
+        assert [r["seed"] for r in csv.DictReader(fh)][8:] == ["2"] * 4
 
     # A folder written before --first-seed existed continues as one that began at seed 0.
     recorded = json.loads((out / "experiment.json").read_text())
