@@ -298,12 +298,11 @@ def _note_cells_left(out: Path, options: CurveOptions) -> None:
     Read from the rows, not from experiment.json, which a run writes before its first cell
     and so already counts the seeds of a run stopped part way.
     """
-    from spanaug_experiments.curve import RESULTS, cells, done_keys
+    from spanaug_experiments.curve import RESULTS, cells_left
 
-    done = done_keys(out / RESULTS)
+    done, todo = cells_left(options, out / RESULTS)
     if not done:
         return
-    todo = [cell for cell in cells(options) if cell.key not in done]
     seeds = ", ".join(str(s) for s in sorted({cell.seed for cell in todo}))
     left = f"training the {len(todo)} it lacks, of seed(s) {seeds}" if todo else "none left to train"
     note(f"{out / RESULTS} holds {len(done)} cell(s): {left}")

@@ -116,6 +116,12 @@ def done_keys(path: Path) -> set[tuple[str, str, str]]:
     return {(row["condition"], row["fraction"], row["seed"]) for row in checked_rows(path)}
 
 
+def cells_left(options: CurveOptions, path: Path) -> tuple[set[tuple[str, str, str]], list[Cell]]:
+    """The cells already in a results file, and those a (re)run of ``options`` still trains, in order."""
+    done = done_keys(path)
+    return done, [cell for cell in cells(options) if cell.key not in done]
+
+
 def checked_rows(path: Path) -> list[dict[str, str]]:
     """The rows of a results file whose header is :data:`COLUMNS` (DataError otherwise)."""
     with path.open(encoding="utf-8", newline="") as fh:
@@ -170,8 +176,7 @@ def run_curve(
         raise ConfigError("the gold training pool is empty")
     out_dir.mkdir(parents=True, exist_ok=True)
     results = out_dir / RESULTS
-    done = done_keys(results)
-    todo = [cell for cell in cells(options) if cell.key not in done]
+    _, todo = cells_left(options, results)
     report = progress or (lambda event: None)
     new_file = not results.exists()
     with results.open("a", encoding="utf-8", newline="") as fh:
