@@ -102,13 +102,18 @@
 #                                  docs/results/judgments/framenet-pool-10pct-kept.tsv), an oracle filter; seeds FIRST_SEED (0
 #                                  unless set) on: judged-fromFIRST_SEED-FRACTION-filtered; `merge-judged` joins them with
 #                                  more-seeds/' gold cells in judged/
+#   curve.sh FN smaller gold|filtered
+#                                  more-seeds' cells at 25% of the pool (about 2.5% of the training documents, the
+#                                  paper's smaller shares; a step floor of 3,000), seeds FIRST_SEED (0 unless set) on:
+#                                  smaller-fromFIRST_SEED-0.25-CONDITION; `merge-smaller` joins them with more-seeds/ in smaller-share/
 #   curve.sh FN calibrate-kept     every kept model scored as `lexicon` does, with NULL calibrated on dev100 first
 #                                  (diagnostics/rescore.py null_scale=dev): keep-*/calibrated.csv, joined in kept-calibrated/
 # Run from the folder make-data.sh wrote, with run-fn-pool/ complete; FN is the fndata-1.5 folder.
 set -euo pipefail
 FN=${1:?the unpacked fndata-1.5 folder}; what=${2:-both}
 # Gold's step floors: what a cell with one iteration's records makes in its 30 minimum epochs
-STEPS_50=6000 STEPS_100=12000
+# (and, for the 25% share of `smaller`, that floor in proportion)
+STEPS_25=3000 STEPS_50=6000 STEPS_100=12000
 curve() {  # curve CONDITIONS OUT PROJECT_SOURCE [FRACTIONS [--set ...]]; the filters choose the filtered condition's records
   # AUGMENTED names the run whose records the cells add (run-fn-pool, the one-iteration run, unless set);
   # SEEDS the resampled runs per fraction (5 unless set: a rerun with more trains only the new seeds);
@@ -128,7 +133,8 @@ curve() {  # curve CONDITIONS OUT PROJECT_SOURCE [FRACTIONS [--set ...]]; the fi
 }
 it2() {  # it2 CONDITIONS FRACTION OUT [--set ...]: the two-iteration run's records (or RUN's) with gold's step floor
   local conditions=$1 fraction=$2 out=$3 floor; shift 3
-  case $fraction in 0.5) floor=$STEPS_50 ;; 1) floor=$STEPS_100 ;; *) echo "curve.sh: fraction 0.5 or 1, not $fraction" >&2; exit 2 ;; esac
+  case $fraction in 0.25) floor=$STEPS_25 ;; 0.5) floor=$STEPS_50 ;; 1) floor=$STEPS_100 ;;
+    *) echo "curve.sh: fraction 0.25, 0.5 or 1, not $fraction" >&2; exit 2 ;; esac
   AUGMENTED=${RUN:-run-fn-pool-it2-int8} curve "$conditions" "$out" true "$fraction" \
     --set trainer.min_epochs=1 --set trainer.min_steps=$floor "$@"
 }
@@ -245,6 +251,11 @@ case $what in
   merge-repeat-final) times=${3:?times, as given to repeat-final}
                       merge_more_seeds_gold "repeat-final-$times" "repeat-final-$times"-from*/results.csv \
                         "frame-id, a pool of 272 sentences: as more-seeds, each gold sentence $times times an epoch with the records" ;;
+  smaller) condition=${3:?condition: gold or filtered}
+           final "smaller-from${FIRST_SEED:-0}" 0.25 "$condition" ;;
+  merge-smaller) rm -rf smaller-share
+                 spanaug experiment summarize more-seeds/results.csv smaller-from*/results.csv --out smaller-share \
+                   --title "frame-id, a pool of 272 sentences: more-seeds and a 25% share, gold and filtered" ;;
   judged) RUN=run-fn-pool-it2-judged final "judged-from${FIRST_SEED:-0}" "${3:?fraction: 0.5 or 1}" filtered ;;
   merge-judged) merge_more_seeds_gold judged judged-from*/results.csv \
                   "frame-id, a pool of 272 sentences: as more-seeds, the filtered records annotators judged right on the frame" ;;
