@@ -24,8 +24,9 @@ from pathlib import Path
 import torch
 
 from spanaug_core.plugins import create
+from spanaug_core.protocols import ConstrainedDecoder
 from spanaug_core.text import contains_phrase
-from spanaug_core.types import Constraints, DecodeRequest
+from spanaug_core.types import Candidate, Constraints, DecodeRequest
 
 # (sentence, word to include: one a paraphrase may plausibly keep, word to avoid)
 SENTENCES = [
@@ -62,7 +63,7 @@ def requests(kind: str, n: int) -> list[DecodeRequest]:
     return [DecodeRequest(text=s) for s, _, _ in rows]
 
 
-def satisfied(reqs: list[DecodeRequest], results) -> tuple[float, float]:
+def satisfied(reqs: list[DecodeRequest], results: list[list[Candidate]]) -> tuple[float, float]:
     """(share of candidates satisfying their constraints, share of inputs with a candidate)."""
     cands = [(r, c) for r, cs in zip(reqs, results) for c in cs]
     ok = sum(
@@ -73,7 +74,7 @@ def satisfied(reqs: list[DecodeRequest], results) -> tuple[float, float]:
     return ok / max(len(cands), 1), sum(bool(cs) for cs in results) / len(results)
 
 
-def timed(decoder, reqs: list[DecodeRequest], nbest: int):
+def timed(decoder: ConstrainedDecoder, reqs: list[DecodeRequest], nbest: int) -> tuple[float, list[list[Candidate]]]:
     start = time.perf_counter()
     results = decoder.decode(reqs, nbest)
     return time.perf_counter() - start, results
@@ -96,13 +97,13 @@ def main() -> None:
     adapter = create("decoder", "vdba", **opts).adapter  # load once; every configuration below shares it
     runs: dict[str, tuple[float, list]] = {}
 
-    def make(name: str = "vdba", **o):
+    def make(name: str = "vdba", **o: object) -> ConstrainedDecoder:
         """A decoder with these options over the adapter loaded above."""
         decoder = create("decoder", name, **{**opts, "batch_size": n, **o})
         decoder._adapter = adapter
         return decoder
 
-    def run(label: str, decoder, kind: str) -> None:
+    def run(label: str, decoder: ConstrainedDecoder, kind: str) -> None:
         reqs = requests(kind, n)
         seconds, results = timed(decoder, reqs, args.nbest)
         runs[label] = (seconds, results, dict(decoder.stats))

@@ -16,11 +16,13 @@ from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
     Progress,
+    Task,
     TaskID,
     TextColumn,
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
+from rich.text import Text
 
 from spanaug_core.protocols import ProgressCallback, ProgressEvent
 
@@ -53,12 +55,10 @@ class _RateColumn(TextColumn):
     def __init__(self) -> None:
         super().__init__("")
 
-    def render(self, task):  # type: ignore[no-untyped-def]
+    def render(self, task: Task) -> Text:
         speed = task.finished_speed or task.speed
         unit = task.fields.get("unit", "it")
         text = f"{speed:.2f} {unit}/s" if speed else f"- {unit}/s"
-        from rich.text import Text
-
         return Text(text, style="progress.data.speed")
 
 

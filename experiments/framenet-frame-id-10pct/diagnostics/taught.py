@@ -24,6 +24,7 @@ from pathlib import Path
 import yaml
 
 from rescore import curve_trainer, examples  # this folder's: the curve's trainer, as rescore.py scores with it
+from spanaug_core.protocols import Trainer
 from spanaug_core.types import Example
 from spanaug_experiments.commands import load_additions
 from spanaug_experiments.curve import subset
@@ -31,7 +32,7 @@ from spanaug_experiments.curve import subset
 Pair = tuple[str, str]  # (frame, lower-cased trigger words)
 
 
-def targets(trainer, example: Example) -> list[tuple[int, int, str]]:
+def targets(trainer: Trainer, example: Example) -> list[tuple[int, int, str]]:
     return list(trainer.sentence(example).targets)
 
 
