@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import ClassVar
 
-from spanaug_core.protocols import AlignerConfig
+from spanaug_core.protocols import ComponentConfig
 from spanaug_core.text import find_copy, find_phrase
 from spanaug_core.types import AlignItem, Alignment
 
@@ -31,7 +31,9 @@ class StringMatchAligner:
 
     name: ClassVar[str] = "string-match"
 
-    class Config(AlignerConfig):
+    # Not AlignerConfig: a found copy is certain and anything else is None, so a threshold
+    # would be an option that does nothing; setting one is refused as unknown.
+    class Config(ComponentConfig):
         pass
 
     def __init__(self, config: Config) -> None:

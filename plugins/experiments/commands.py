@@ -54,7 +54,7 @@ def _filter_specs(specs: Sequence[str]) -> list[dict[str, Any]]:
         if isinstance(value, str):
             value = {"name": value}
         if not isinstance(value, dict) or "name" not in value:
-            raise ConfigError(f"--filter {spec!r}: expected a filter name or a mapping such as '{{name: similarity, min_cosine: 0.8}}'")
+            raise ConfigError(f"--filter {spec!r}: expected a filter name or a mapping such as '{{name: similarity, floor: 0.8}}'")
         out.append(value)
     return out
 
@@ -144,7 +144,7 @@ def unseen_targets(examples: Sequence[Any], seen: set[Any], key: str, roles: Seq
 @click.option("--first-seed", type=click.IntRange(min=0), default=0, show_default=True,
               help="the first seed trained, to extend a curve in another folder or on another machine (`summarize` joins them)")
 @click.option("--filter", "filters", multiple=True, metavar="SPEC",
-              help="filter of the records the filtered condition adds: a name or '{name: similarity, min_cosine: 0.8}' (repeatable)")
+              help="filter of the records the filtered condition adds: a name or '{name: similarity, floor: 0.8}' (repeatable)")
 @click.option("--rewrite-role", "rewrite_roles", multiple=True, help="lexsub, --unseen: the role of the rewritten span  [default: the run's rewrite_roles]")
 @click.option("--unseen", "unseen_key", metavar="ATTR",
               help="also score the test targets whose attrs[ATTR] the cell's gold data never holds (frame-id: lu)")
