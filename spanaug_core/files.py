@@ -2,7 +2,8 @@
 
 Reading: ``input_file`` says what is wrong with a path (missing, a folder) and
 ``read_lines`` yields numbered lines, turning undecodable bytes into a ``DataError`` that
-names the file, the line and the byte. Writing: ``atomic_output`` hands out a temporary
+names the file, the line and the byte; UTF-8 is read past a byte-order mark, which editors
+on Windows write and which is no part of the first line's text. Writing: ``atomic_output`` hands out a temporary
 path next to the target and renames it into place only when the writer finished, so an
 error (or Ctrl-C) leaves the target as it was; an existing target is refused unless the
 caller allows overwriting (``output_target``, which writers that manage their own partial
@@ -19,6 +20,7 @@ process left is removed by the next writer of the same file (``remove_stale_temp
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import errno
 import json
@@ -53,7 +55,7 @@ def input_file(path: Path | str) -> Path:
 def read_lines(path: Path, encoding: str = "utf-8", newline: str | None = None) -> Iterator[tuple[int, str]]:
     """``(line number, line)`` of a text file, line endings kept (``newline=""`` keeps them verbatim)."""
     path = input_file(path)
-    with path.open(encoding=encoding, newline=newline) as handle:
+    with path.open(encoding=_decoding(encoding), newline=newline) as handle:
         number = 0
         try:
             for number, line in enumerate(handle, start=1):
@@ -66,13 +68,23 @@ def read_text(path: Path, encoding: str = "utf-8") -> str:
     """A whole text file; undecodable bytes are a ``DataError`` naming the line and column."""
     path = input_file(path)
     try:
-        return path.read_text(encoding=encoding)
+        return path.read_text(encoding=_decoding(encoding))
     except UnicodeDecodeError as exc:
         raise _decoding_error(path, encoding, exc, 1) from None
 
 
+def _decoding(encoding: str) -> str:
+    """The codec that reads ``encoding``: UTF-8 as ``utf-8-sig``, which drops a leading byte-order mark."""
+    return "utf-8-sig" if codecs.lookup(encoding).name == "utf-8" else encoding
+
+
 def _decoding_error(path: Path, encoding: str, exc: UnicodeDecodeError, after: int) -> DataError:
     """The line and byte that cannot be decoded (text files decode in chunks, so look again line by line)."""
+    return undecodable(path, encoding, after) or DataError(f"not valid {encoding} ({exc.reason}); save the file as {encoding}", path)
+
+
+def undecodable(path: Path, encoding: str, after: int = 1) -> DataError | None:
+    """A ``DataError`` naming the first line from ``after`` on, and its byte, that ``encoding`` cannot decode; None if none."""
     with path.open("rb") as handle:
         for number, raw in enumerate(handle, start=1):
             if number < after:
@@ -82,7 +94,7 @@ def _decoding_error(path: Path, encoding: str, exc: UnicodeDecodeError, after: i
             except UnicodeDecodeError as bad:
                 found = raw[bad.start : bad.start + 1]
                 return DataError(f"not valid {encoding}: byte {found!r} at column {bad.start + 1} (save the file as {encoding})", path, number)
-    return DataError(f"not valid {encoding} ({exc.reason}); save the file as {encoding}", path)
+    return None
 
 
 def ensure_folder(folder: Path) -> None:

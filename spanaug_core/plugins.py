@@ -313,7 +313,8 @@ def validate_options(
             if err["type"] == "extra_forbidden":
                 problems.append(f"unknown option '{loc}'{_option_hint(loc, fields, kind, siblings or {})}")
             else:
-                problems.append(f"option '{loc}': {err['msg']} (got {err.get('input')!r})")
+                message = str(err["msg"]).removeprefix("Value error, ")  # a validator's own words need no pydantic prefix
+                problems.append(f"option '{loc}': {message} (got {err.get('input')!r})")
         raise ConfigError(f"{label}: " + "; ".join(problems)) from None
 
 

@@ -27,6 +27,11 @@ class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
+def _control_character(text: str) -> str | None:
+    """A control character in ``text`` (a tab, a newline, U+0000...), which no output format can hold in a token or label."""
+    return next((f"U+{ord(ch):04X}" for ch in text if unicodedata.category(ch) == "Cc"), None)
+
+
 class Span(_Frozen):
     """A labeled token span: ``tokens[start:end]`` of the example that holds it."""
 
@@ -44,6 +49,14 @@ class Span(_Frozen):
         if isinstance(value, bool) or not isinstance(value, numbers.Integral):
             raise ValueError(f"expected an integer token offset, got {value!r}")
         return int(value)
+
+    @field_validator("label")
+    @classmethod
+    def _printable(cls, label: str) -> str:
+        control = _control_character(label)
+        if control is not None:
+            raise ValueError(f"label {label!r} contains the control character {control}")
+        return label
 
     @model_validator(mode="after")
     def _ordered(self) -> Span:
@@ -121,9 +134,9 @@ class Example(_Frozen):
         for i, tok in enumerate(tokens):
             if not tok or any(ch.isspace() for ch in tok):
                 raise ValueError(f"token {i} ({tok!r}) is empty or contains whitespace")
-            control = next((ch for ch in tok if unicodedata.category(ch) == "Cc"), None)
+            control = _control_character(tok)
             if control is not None:
-                raise ValueError(f"token {i} ({tok!r}) contains the control character U+{ord(control):04X}")
+                raise ValueError(f"token {i} ({tok!r}) contains the control character {control}")
         return tokens
 
     @model_validator(mode="after")

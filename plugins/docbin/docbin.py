@@ -23,6 +23,7 @@ version is refused with what was expected rather than read wrong.
 
 from __future__ import annotations
 
+import itertools
 import zlib
 from collections import Counter
 from collections.abc import Iterable, Iterator
@@ -57,6 +58,11 @@ def _spacy() -> Any:
     return spacy
 
 
+# What spaCy raises on a DocBin whose tables do not agree (a length list, a string missing from
+# its string table): only a file spaCy did not write, or one damaged since, has them.
+_DAMAGED = (ValueError, KeyError, IndexError, TypeError)
+
+
 def load_docbin(path: Path) -> Any:
     """A spaCy DocBin read from ``path``; an error that says so for anything this spaCy cannot read."""
     spacy = _spacy()
@@ -81,8 +87,21 @@ def load_docbin(path: Path) -> Any:
         )
     try:
         return DocBin().from_bytes(data)
-    except (ValueError, KeyError, IndexError) as exc:
+    except _DAMAGED as exc:
         raise DataError(f"a damaged DocBin ({one_line(exc)}); {expected}", path=path) from None
+
+
+def docs_of(path: Path, vocab: Any) -> Iterator[Any]:
+    """The docs of the DocBin at ``path``; one it cannot rebuild is a ``DataError`` naming its number."""
+    docs = load_docbin(path).get_docs(vocab)
+    for number in itertools.count():
+        try:
+            doc = next(docs)
+        except StopIteration:
+            return
+        except _DAMAGED as exc:
+            raise DataError(f"doc {number}: a damaged DocBin ({one_line(exc)})", path=path) from None
+        yield doc
 
 
 def spaces_of(tokens: tuple[str, ...]) -> list[bool]:
@@ -165,7 +184,7 @@ class SpacyDataset:
 
         vocab = Vocab()
         for file, name in files:
-            for number, doc in enumerate(load_docbin(file).get_docs(vocab)):
+            for number, doc in enumerate(docs_of(file, vocab)):
                 marked = doc.has_annotation("SENT_START") or doc.has_annotation("DEP")
                 sentences = [(s.start, s.end) for s in doc.sents] if self.config.unit == "sentence" and marked else [(0, len(doc))]
                 for k, (start, end) in enumerate(sentences):

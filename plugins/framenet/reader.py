@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Literal
 
 from pydantic import Field
-from spanaug_framenet.release import ID_PREFIX, AnnotationSet, Sentence, find_release, frame_ids, read_file
+from spanaug_framenet.release import ID_PREFIX, AnnotationSet, Label, Sentence, find_release, frame_ids, read_file
 from spanaug_framenet.presets import FRAMENET_PRESETS
 from spanaug_framenet.splits import Split, split_of
 from spanaug_framenet.writer import write_release
@@ -171,10 +171,13 @@ class FrameNetReader:
         edges: list[int] = []
         for aset in sets:
             for label in [*aset.targets, *(label for _, label in aset.elements)]:
-                if label.start is not None and label.end is not None:
-                    if not 0 <= label.start <= label.end < len(sentence.text):
-                        self._skip("labels outside their sentence", sentence, f"label {label.name} ({label.start}, {label.end}) lies outside the {len(sentence.text)} characters")
-                        continue
+                if label.start is None or label.end is None:
+                    continue  # a null instantiation
+                if label.end < label.start:
+                    self._skip("labels that end before they start", sentence, f"label {label.name} ({label.start}, {label.end}) ends before it starts")
+                elif not _placed(label, sentence.text):
+                    self._skip("labels outside their sentence", sentence, f"label {label.name} ({label.start}, {label.end}) lies outside the {len(sentence.text)} characters")
+                else:
                     edges += [label.start, label.end + 1]
         tokenized = tokenize_with_offsets(sentence.text, edges)
         if not tokenized.tokens:
@@ -188,10 +191,11 @@ class FrameNetReader:
         return Example(id=prefix + sentence.id, tokens=tokenized.tokens, spans=tuple(spans), meta=meta)
 
     def _spans(self, aset: AnnotationSet, tokenized: Tokenized, sentence: Sentence) -> list[Span]:
-        pieces = [tokenized.token_span(t.start, t.end + 1) for t in aset.targets if t.start is not None and t.end is not None]
-        pieces = [p for p in pieces if p is not None]
+        placed = [t for t in aset.targets if _placed(t, sentence.text)]
+        pieces = [p for p in (tokenized.token_span(t.start, t.end + 1) for t in placed) if p is not None]
         if not pieces:
-            self._skip("targets on whitespace only", sentence, f"annotation set {aset.id}: the target covers no token")
+            if placed:  # else every piece was counted as out of place already
+                self._skip("targets on whitespace only", sentence, f"annotation set {aset.id}: the target covers no token")
             return []
         attrs: dict[str, Any] = {"lu": aset.lu, "lu_id": aset.lu_id, "frame_id": aset.frame_id, "annotation_set": aset.id, "created": aset.created}
         if len(pieces) > 1:  # a discontinuous target ("pick ... up"): the span is its first piece
@@ -201,8 +205,8 @@ class FrameNetReader:
             attrs["null_instantiations"] = nulls
         spans = [Span(start=pieces[0][0], end=pieces[0][1], label=aset.frame, role="target", group=aset.id, attrs=attrs)]
         for rank, label in aset.elements:
-            if label.start is None or label.end is None:
-                continue
+            if not _placed(label, sentence.text):
+                continue  # a null instantiation, or counted as out of place
             where = tokenized.token_span(label.start, label.end + 1)
             if where is None:
                 self._skip("frame elements on whitespace only", sentence, f"annotation set {aset.id}: FE {label.name} covers no token")
@@ -210,6 +214,11 @@ class FrameNetReader:
             fe_attrs = {"rank": rank} if rank > 1 else {}
             spans.append(Span(start=where[0], end=where[1], label=label.name, role="argument", group=aset.id, attrs=fe_attrs))
         return spans
+
+
+def _placed(label: Label, text: str) -> bool:
+    """Whether ``label`` has offsets, in order, within ``text``: else it marks no words of it."""
+    return label.start is not None and label.end is not None and 0 <= label.start <= label.end < len(text)
 
 
 def _annotations(example: Example) -> bytes:

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from spanaug_core.errors import DataError
+from spanaug_core.files import undecodable
 
 SAMPLE = Path(__file__).parent / "sample"
 NAMESPACE = "http://framenet.icsi.berkeley.edu"
@@ -155,12 +156,18 @@ def _annotation_set(element: ET.Element, lu: tuple[str, str, str, str] | None, w
     return aset
 
 
+def _not_xml(path: Path, exc: ET.ParseError) -> DataError:
+    """Why ``path`` does not parse: FrameNet's files are UTF-8, so bytes that are not are the likeliest cause."""
+    line, _ = exc.position
+    return undecodable(path, "utf-8", line) or DataError(f"not well-formed FrameNet XML: {exc}", path=path)
+
+
 def read_file(path: Path, source: str) -> Iterator[Sentence]:
     """The sentences of one full-text document or one LU exemplar file."""
     try:
         root = ET.parse(path).getroot()
     except ET.ParseError as exc:
-        raise DataError(f"not well-formed FrameNet XML: {exc}", path=path) from None
+        raise _not_xml(path, exc) from None
     lu = None
     if local(root.tag) == "lexUnit":
         lu = (root.get("name", ""), root.get("ID", ""), root.get("frame", ""), root.get("frameID", ""))
@@ -238,7 +245,7 @@ def _opening_tag(path: Path) -> ET.Element:
             try:
                 parser.feed(chunk)
             except ET.ParseError as exc:
-                raise DataError(f"not well-formed FrameNet XML: {exc}", path=path) from None
+                raise _not_xml(path, exc) from None
             for _, element in parser.read_events():
                 return element
     raise DataError("expected an XML element, found none", path=path)

@@ -9,12 +9,13 @@ error names the file, the line and the field.
 
 from __future__ import annotations
 
+import codecs
 import json
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
-from pydantic import Field, ValidationError
+from pydantic import Field, ValidationError, field_validator
 
 from spanaug_core.errors import ConfigError, DataError, one_line
 from spanaug_core.protocols import ComponentConfig
@@ -37,9 +38,15 @@ def example_from_json(obj: Any, default_id: str) -> Example:
         if not isinstance(obj.get("text"), str):
             raise ValueError("expected 'tokens' (a list of strings) or 'text' (a string)")
         tokens = tokenize(obj["text"])
-    meta = dict(obj.get("meta") or {})
-    meta.update({k: v for k, v in obj.items() if k not in _KNOWN})
-    return Example(id=str(obj.get("id", default_id)), tokens=tokens, spans=obj.get("spans", []), meta=meta)
+    meta = obj.get("meta") or {}
+    if not isinstance(meta, dict):
+        raise ValueError(f"expected 'meta' to be a JSON object, got {type(meta).__name__}")
+    identifier = obj.get("id", default_id)
+    # A number is an id as its text; a list or object would become its Python repr.
+    if isinstance(identifier, (dict, list)) or identifier is None:
+        raise ValueError(f"expected 'id' to be a string or a number, got {type(identifier).__name__}")
+    meta = {**meta, **{k: v for k, v in obj.items() if k not in _KNOWN}}
+    return Example(id=str(identifier), tokens=tokens, spans=obj.get("spans", []), meta=meta)
 
 
 def example_to_json(example: Example) -> dict[str, Any]:
@@ -79,7 +86,16 @@ class JsonlDataset:
     )
 
     class Config(ComponentConfig):
-        encoding: str = Field(default="utf-8", description="text encoding of the file")
+        encoding: str = Field(default="utf-8", description="text encoding of the file (a Python codec name)")
+
+        @field_validator("encoding")
+        @classmethod
+        def _known(cls, value: str) -> str:
+            try:
+                codecs.lookup(value)
+            except LookupError:
+                raise ValueError("unknown encoding; expected a Python codec name such as utf-8, latin-1 or cp1252") from None
+            return value
 
     def __init__(self, config: Config) -> None:
         self.config = config

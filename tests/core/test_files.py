@@ -8,7 +8,7 @@ import pytest
 
 from spanaug_core.cli import main
 from spanaug_core.errors import DataError, SpanaugError
-from spanaug_core.files import atomic_output, input_file, read_lines
+from spanaug_core.files import atomic_output, input_file, read_lines, read_text
 
 
 def test_an_output_appears_only_when_its_writer_finished(tmp_path: Path) -> None:
@@ -37,6 +37,15 @@ def test_a_folder_output_is_replaced_whole(tmp_path: Path) -> None:
         partial.mkdir()
         (partial / "new.xml").write_text("new")
     assert [p.name for p in target.iterdir()] == ["new.xml"]
+
+
+def test_a_utf8_byte_order_mark_is_not_part_of_the_first_line(tmp_path: Path) -> None:
+    path = tmp_path / "in.txt"
+    path.write_bytes(b"\xef\xbb\xbffirst\nsecond\n")
+    assert list(read_lines(path)) == [(1, "first\n"), (2, "second\n")]
+    assert read_text(path) == "first\nsecond\n"
+    path.write_bytes(b"\xef\xbb\xbfcaf\xe9\n")  # latin-1 has no mark: its first bytes stay text
+    assert read_text(path, "latin-1").startswith("\xef\xbb\xbf")
 
 
 def test_undecodable_bytes_name_the_file_line_and_column(tmp_path: Path) -> None:

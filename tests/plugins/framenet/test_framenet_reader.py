@@ -73,6 +73,23 @@ def test_unknown_frame_id_is_skipped_and_counted_or_strictly_rejected(tmp_path: 
     assert [(s.role, s.label, s.text(example.tokens)) for s in example.spans] == [("target", "Motion", "drift"), ("argument", "Theme", "Boats")]
 
 
+@pytest.mark.parametrize(
+    ("offsets", "counted"),
+    [('start="0" end="40"', "labels outside their sentence"), ('start="3" end="1"', "labels that end before they start")],
+)
+def test_a_frame_element_out_of_place_is_dropped_and_counted_once(tmp_path: Path, offsets: str, counted: str) -> None:
+    release = write_release(tmp_path / "fn", frame_id="7")
+    doc = release / "fulltext" / "doc.xml"
+    text = doc.read_text()
+    assert 'start="0" end="4" name="Theme"' in text
+    doc.write_text(text.replace('start="0" end="4" name="Theme"', f'{offsets} name="Theme"'))
+    reader = FrameNetReader(FrameNetReader.Config())
+    (example,) = reader.read(release)
+    # Not stretched to the sentence's end, nor counted again as covering no token.
+    assert [(s.role, s.label) for s in example.spans] == [("target", "Motion")]
+    assert reader.warnings == {counted: 1}
+
+
 def test_release_lookup(tmp_path: Path) -> None:
     shutil.copytree(SAMPLE, tmp_path / "fndata-1.7")
     assert find_release(tmp_path) == tmp_path / "fndata-1.7"

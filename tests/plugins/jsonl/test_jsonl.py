@@ -66,6 +66,14 @@ def test_malformed_lines_name_file_and_line(tmp_path: Path, ds: JsonlDataset, li
         next(reader)
 
 
+def test_a_byte_order_mark_is_not_text_and_an_unknown_encoding_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "bom.jsonl"
+    path.write_bytes(b'\xef\xbb\xbf{"id": "a", "tokens": ["x"]}\n')  # as Windows editors save UTF-8
+    assert [e.id for e in JsonlDataset(JsonlDataset.Config()).read(path)] == ["a"]
+    with pytest.raises(ValueError, match="unknown encoding; expected a Python codec name"):
+        JsonlDataset.Config(encoding="utf-9")
+
+
 def test_missing_input(tmp_path: Path, ds: JsonlDataset) -> None:
     with pytest.raises(ConfigError, match="needs an input file"):
         list(ds.read(None))
