@@ -406,6 +406,8 @@ def convert_group(
         raise SpanaugError(f"dataset '{to}' cannot write; datasets that can: {', '.join(writers)}")
     if rest is not None and sample is None:
         raise click.UsageError("--rest needs --sample")
+    if rest is not None and rest.resolve() == output.resolve():
+        raise click.UsageError("--rest names the --output path; the examples not sampled need a path of their own")
     from spanaug_core.files import atomic_output
     from spanaug_core.run import reader_warnings, run_sources, unique_ids
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import itertools
 import logging
 import os
+import re
 import xml.etree.ElementTree as ET
 from collections import Counter
 from collections.abc import Callable, Iterable
@@ -30,6 +31,7 @@ from spanaug_framenet.release import ID_PREFIX, NAMESPACE, is_release
 from spanaug_framenet.tokens import token_offsets
 
 from spanaug_core.errors import DataError, RunStateError
+from spanaug_core.files import user_path
 from spanaug_core.text import detokenize, tokenize_with_offsets
 from spanaug_core.types import Example, Span
 
@@ -68,7 +70,7 @@ def write_release(examples: Iterable[Example], folder: Path, document: str, warn
     fulltext = folder / "fulltext"
     if is_release(folder) or any(fulltext.glob("*.xml")):
         # Adding to a release (FrameNet's own, or an earlier conversion) would mix two datasets.
-        raise RunStateError(f"{folder} already holds a FrameNet release; write into a new or empty folder")
+        raise RunStateError(f"{user_path(folder)} already holds a FrameNet release; write into a new or empty folder")
     fulltext.mkdir(parents=True, exist_ok=True)
     documents: dict[str, _Document] = {}
     frames: dict[str, str] = {}
@@ -79,7 +81,7 @@ def write_release(examples: Iterable[Example], folder: Path, document: str, warn
             try:
                 sentence, used = _sentence(example, frames, warnings)
             except ValueError as exc:
-                raise DataError(f"example {number} ({example.id!r}): {exc}", path=fulltext / name) from None
+                raise DataError(f"example {number} ({example.id!r}): {exc}", path=user_path(fulltext / name)) from None
             frames.update(used)
             if name not in documents:
                 documents[name] = _Document(fulltext / name)
@@ -187,7 +189,22 @@ def _sentence(example: Example, frames: dict[str, str], warnings: Counter[str]) 
         for start, end in pieces[set_id]:
             ET.SubElement(layer, "label", label(start, end, "Target"))
         _frame_elements(aset, target, arguments, label)
+    _check_xml_characters(sentence)
     return sentence, used
+
+
+# XML 1.0 cannot hold these characters, escaped or not (nor UTF-8 a lone surrogate): a file
+# with one is not XML, and the reader would refuse what the writer wrote.
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
+def _check_xml_characters(sentence: ET.Element) -> None:
+    """Raise ValueError for a text or attribute value of ``sentence`` that XML cannot hold."""
+    for node in sentence.iter():
+        for value in (node.text or "", *node.attrib.values()):
+            found = _NOT_XML.search(value)
+            if found:
+                raise ValueError(f"{value!r} holds the character U+{ord(found.group()):04X}, which an XML file cannot hold")
 
 
 def _frame_elements(aset: ET.Element, target: Span, arguments: list[tuple[int, Span]], label: Callable[[int, int, str], dict[str, str]]) -> None:

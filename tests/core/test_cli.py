@@ -149,6 +149,10 @@ def test_convert_sample_and_rest(tmp_path, cli_registry, capsys) -> None:
     assert f"holds only {len(ids)} examples" in capsys.readouterr().err
     assert main([*base, "--output", str(again), "--rest", str(rest)]) == 2
     assert "--rest needs --sample" in capsys.readouterr().err
+    # One path for both would keep only the second set written.
+    fresh = tmp_path / "fresh.jsonl"
+    assert main([*base, "--output", str(fresh), "--sample", "2", "--rest", str(tmp_path / "." / "fresh.jsonl")]) == 2
+    assert "--rest names the --output path" in capsys.readouterr().err and not fresh.exists()
 
 
 def test_help_does_not_import_heavy_libraries() -> None:

@@ -64,6 +64,23 @@ def _file(name: str, content: str | bytes) -> Callable[[Path], Path]:
     return make
 
 
+def _damaged_docbin(tmp_path: Path) -> Path:
+    """A DocBin whose string table lost its strings: it loads, and its first doc cannot be rebuilt."""
+    import zlib
+
+    import srsly
+    from spacy.tokens import Doc, DocBin
+    from spacy.vocab import Vocab
+
+    docbin = DocBin()
+    docbin.add(Doc(Vocab(), words=["EU", "rejects"]))
+    message = srsly.msgpack_loads(zlib.decompress(docbin.to_bytes()))
+    message["strings"] = []
+    path = tmp_path / "in.spacy"
+    path.write_bytes(zlib.compress(srsly.msgpack_dumps(message)))
+    return path
+
+
 def _folder(tmp_path: Path) -> Path:
     (tmp_path / "data").mkdir()
     return tmp_path / "data"
@@ -81,6 +98,9 @@ CASES = {
     "jsonl-whole-float": ("jsonl", _file("in.jsonl", _jsonl({**X, "spans": [{"start": 0.0, **SPAN}]})), "in.jsonl:1", "expected an integer token offset, got 0.0"),
     "jsonl-duplicate-id": ("jsonl", _file("in.jsonl", _jsonl(X, {"id": "b", "tokens": ["z"]}, X)), "in.jsonl", "example 3 has the id 'a' of example 1"),
     "jsonl-folder": ("jsonl", _folder, "data", "is a folder; expected a file"),
+    "jsonl-meta-not-an-object": ("jsonl", _file("in.jsonl", _jsonl({**X, "meta": 5})), "in.jsonl:1", "expected 'meta' to be a JSON object, got int"),
+    "jsonl-id-an-object": ("jsonl", _file("in.jsonl", _jsonl({**X, "id": {"x": 1}})), "in.jsonl:1", "expected 'id' to be a string or a number, got dict"),
+    "jsonl-label-newline": ("jsonl", _file("in.jsonl", _jsonl({**X, "spans": [{"start": 0, "end": 1, "label": "L\nM"}]})), "in.jsonl:1", r"label 'L\\nM' contains the control character U\+000A"),
     "conll-ner-nul": ("conll-ner", _file("in.conll", "E\x00U B-ORG\nrejects O\n\n"), "in.conll:1", r"control character U\+0000"),
     "conll-ner-empty-chunk": ("conll-ner", _file("in.conll", "EU B-\nrejects O\n\n"), "in.conll:1", "expected a chunk tag"),
     "conll-ner-bad-chunk": ("conll-ner", _file("in.conll", "EU B-ORG\nrejects X-PER\n\n"), "in.conll:2", "expected a chunk tag .*got 'X-PER'"),
@@ -97,12 +117,13 @@ CASES = {
     "framenet-no-name": ("framenet", _release((b'name="Buyer"', b"")), str("fn" / FULLTEXT), "sentence 101, .*label 1: expected a name attribute"),
     "framenet-one-offset": ("framenet", _release((b'end="4" start="0" name="Buyer"', b'start="0" name="Buyer"')), str("fn" / FULLTEXT), "has start but no end"),
     "framenet-fraction": ("framenet", _release((b'start="0" name="Buyer"', b'start="0.5" name="Buyer"')), str("fn" / FULLTEXT), "expected integer character offsets, got start='0.5'"),
-    "framenet-not-utf8": ("framenet", _release((b"Maria bought", b"Maria b\xffought")), str("fn" / FULLTEXT), "not well-formed"),
+    "framenet-not-utf8": ("framenet", _release((b"Maria bought", b"Maria b\xffought")), str("fn" / FULLTEXT), r":\d+: not valid utf-8: byte b'\\xff'"),
     "framenet-a-file": ("framenet", _file("release.xml", "<x/>"), "release.xml", "expected a FrameNet release folder"),
     "hf-duplicate-id": ("hf", _file("in.jsonl", _jsonl({**X, "ner_tags": ["O", "O"]}, {**X, "ner_tags": ["O", "O"]})), "in.jsonl", "example 2 has the id 'a' of example 1"),
     "hf-bad-chunk": ("hf", _file("in.jsonl", _jsonl({**X, "ner_tags": ["O", "X-PER"]})), "in.jsonl: line 1", "token 1: expected a chunk tag"),
     "hf-not-utf8": ("hf", _file("in.jsonl", b'{"id": "a", "tokens": ["x\xff"], "ner_tags": ["O"]}\n'), "in.jsonl:1", "not valid utf-8"),
     "spacy-not-a-docbin": ("spacy", _file("in.spacy", b"not a docbin"), "in.spacy", "not a DocBin"),
+    "spacy-damaged-strings": ("spacy", _damaged_docbin, "in.spacy", "doc 0: a damaged DocBin"),
     "spacy-empty-folder": ("spacy", _folder, "data", "holds no .spacy file"),
 }
 COMMANDS = {"run": [], "convert": [], "convert --sample": ["--sample", "1"]}

@@ -100,7 +100,9 @@ def test_what_framenet_cannot_hold_is_an_error_and_what_came_before_stays_readab
     # ...and `spanaug convert` puts nothing in place when the conversion fails.
     converted = tmp_path / "converted"
     assert convert_to_framenet(jsonl, converted) == 2
-    assert "example 2 ('fn-2'): argument span 4 (Theme) has no target span" in " ".join(capsys.readouterr().err.split())
+    err = " ".join(capsys.readouterr().err.split())
+    # The error names the output as the user gave it, not the temporary folder it was written in.
+    assert f"error: {converted / 'fulltext' / 'spanaug.xml'}: example 2 ('fn-2'): argument span 4 (Theme) has no target span" in err
     assert not converted.exists() and [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
 
 
@@ -111,6 +113,9 @@ def test_what_framenet_cannot_hold_is_an_error_and_what_came_before_stays_readab
         ((Span(start=0, end=1, label="PER", role="entity"),), "role 'entity'; FrameNet holds only targets"),
         ((PICKED.spans[0], PICKED.spans[3].model_copy(update={"attrs": {"rank": "2"}})), "rank '2'; an FE layer rank is a positive integer"),
         ((), "no target span"),
+        # XML cannot hold a control character or a lone surrogate in a value, escaped or not.
+        ((PICKED.spans[0].model_copy(update={"attrs": {"lu": "take\x01.v"}}),), r"'take\\x01\.v' holds the character U\+0001"),
+        ((PICKED.spans[0].model_copy(update={"attrs": {"lu": "take\ud800.v"}}),), r"holds the character U\+D800, which an XML file cannot hold"),
     ],
 )
 def test_spans_framenet_cannot_hold(tmp_path: Path, spans: tuple[Span, ...], expected: str) -> None:
