@@ -452,7 +452,8 @@ def convert_group(
             note(f"wrote the other {others} examples to {rest}")
     if reader_warnings(reader):
         note(_repairs(dataset, reader_warnings(reader)))
-    note(f"wrote {count} examples to {output}")
+    # An empty input converts to an empty output; say so, since it is rarely what was meant.
+    note(f"wrote {count} examples to {output}" + ("" if count else f": {source} holds no examples"))
 
 
 def _load_plugin_commands() -> None:

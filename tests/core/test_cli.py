@@ -153,6 +153,10 @@ def test_convert_sample_and_rest(tmp_path, cli_registry, capsys) -> None:
     fresh = tmp_path / "fresh.jsonl"
     assert main([*base, "--output", str(fresh), "--sample", "2", "--rest", str(tmp_path / "." / "fresh.jsonl")]) == 2
     assert "--rest names the --output path" in capsys.readouterr().err and not fresh.exists()
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("\n")
+    assert main(["convert", "--dataset", "jsonl", "--input", str(empty), "--to", "jsonl", "--output", str(fresh)]) == 0
+    assert f"wrote 0 examples to {fresh}: {empty} holds no examples" in capsys.readouterr().err
 
 
 def test_help_does_not_import_heavy_libraries() -> None:
