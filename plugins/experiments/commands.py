@@ -244,15 +244,16 @@ def summarize_command(results: tuple[Path, ...], out: Path, title: str) -> None:
 
     Parts trained in several processes or on several machines (each its own --out) become
     one OUT/results.csv, summary.csv, paired.csv and plot, as learning-curve writes them.
-    A cell (condition, fraction, seed) in two files is refused. Every condition is compared
-    with the rows whose condition is gold, seed by seed.
+    A cell (condition, fraction, seed) in two files is refused, and so is a file that is not
+    a learning curve's results.csv or holds no rows, before anything is written. Every
+    condition is compared with the rows whose condition is gold, seed by seed.
     """
-    from spanaug_experiments.curve import RESULTS, checked_rows, merge_results, write_results
+    from spanaug_experiments.curve import RESULTS, merge_results, own_rows, write_results
 
     target = out / RESULTS
-    rows = merge_results(results)
+    rows = merge_results(results)  # checked whole first: a bad row must leave no half-written --out behind
     # Joining the same parts again rewrites the summary; other rows there would be lost.
-    if target.exists() and not any(target.resolve() == path.resolve() for path in results) and checked_rows(target) != rows:
+    if target.exists() and not any(target.resolve() == path.resolve() for path in results) and own_rows(target) != rows:
         raise ConfigError(f"{target} holds other rows than the files joined; pick another --out or remove it")
     ensure_folder(out)
     write_results(rows, target)

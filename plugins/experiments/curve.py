@@ -21,13 +21,14 @@ fraction); ``paired`` compares each condition with gold seed by seed (a paired t
 from __future__ import annotations
 
 import csv
+import math
 import random
 import shutil
 import statistics
 import tempfile
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
@@ -35,7 +36,7 @@ from typing import IO
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from spanaug_core.errors import ConfigError, DataError
-from spanaug_core.files import atomic_output, writing
+from spanaug_core.files import atomic_output, read_lines, writing
 from spanaug_core.protocols import ProgressCallback, ProgressEvent
 from spanaug_core.types import Example
 
@@ -113,7 +114,7 @@ def done_keys(path: Path) -> set[tuple[str, str, str]]:
     """Cells already in a results file (a rerun skips them)."""
     if not path.exists():
         return set()
-    return {(row["condition"], row["fraction"], row["seed"]) for row in checked_rows(path)}
+    return {(row["condition"], row["fraction"], row["seed"]) for row in own_rows(path)}
 
 
 def cells_left(options: CurveOptions, path: Path) -> tuple[set[tuple[str, str, str]], list[Cell]]:
@@ -122,13 +123,102 @@ def cells_left(options: CurveOptions, path: Path) -> tuple[set[tuple[str, str, s
     return done, [cell for cell in cells(options) if cell.key not in done]
 
 
+def _count(text: str) -> bool:
+    return int(text) >= 0
+
+
+def _score(text: str) -> bool:
+    return 0 <= float(text) <= 1
+
+
+# What each column of a results file holds, as the message for a bad value says it, and a
+# test of a value (False, or a ValueError, when it is not one).
+_SCORE = ("a number from 0 to 1", _score)
+_COUNT = ("a whole number, 0 or more", _count)
+_VALUES: dict[str, tuple[str, Callable[[str], bool]]] = {
+    "condition": ("a condition's name", bool),
+    "fraction": ("a number above 0, at most 1", lambda text: 0 < float(text) <= 1),
+    "seed": _COUNT,
+    "gold_examples": _COUNT,
+    "added_examples": _COUNT,
+    "dev_f1": _SCORE,
+    "test_precision": _SCORE,
+    "test_recall": _SCORE,
+    "test_f1": _SCORE,
+    "epochs_run": _COUNT,
+    "seconds": ("a number of seconds", lambda text: 0 <= float(text) < math.inf),
+    "unseen_targets": _COUNT,
+    "unseen_recall": _SCORE,
+}
+# Empty where the curve had no dev set (dev_f1) or did not score unseen targets (--unseen).
+_OPTIONAL = frozenset({"dev_f1", "unseen_targets", "unseen_recall"})
+
+
+def _bad_value(column: str, text: str) -> str | None:
+    """What is wrong with a column's value, or None when it is fine."""
+    what, test = _VALUES[column]
+    if not text:
+        return None if column in _OPTIONAL else f"{column} is empty; expected {what}"
+    try:
+        good = test(text)
+    except ValueError:
+        good = False
+    return None if good else f"{column} is {text!r}; expected {what}"
+
+
+def _header_problem(header: Sequence[str]) -> str:
+    """How a header that is not :data:`COLUMNS` differs from it."""
+    missing = [c for c in COLUMNS if c not in header]
+    unknown = [c for c in header if c not in COLUMNS]
+    differences = []
+    if missing:
+        differences.append(f"lacks {', '.join(missing)}")
+    if unknown:
+        differences.append(f"has {', '.join(unknown)}")
+    found = f"a header that {' and '.join(differences)}" if differences else f"them in another order or twice: {', '.join(header)}"
+    return f"expected the columns {', '.join(COLUMNS)}; found {found}"
+
+
+def _numbered_rows(path: Path) -> Iterator[tuple[int, dict[str, str]]]:
+    """``(line, row)`` of a results file, each row checked: a DataError names the line and what was expected.
+
+    Every row must have every column: one cut short (a copy or a disk that filled part way)
+    would otherwise drop its cell out of the statistics, or join them with empty metrics.
+    """
+    reader = csv.reader(line for _, line in read_lines(path, newline=""))
+    try:
+        header = next(reader, None)
+        if header is None:
+            raise DataError(f"is empty; expected a header with the columns {', '.join(COLUMNS)}", path)
+        if tuple(header) != COLUMNS:
+            raise DataError(_header_problem(header), path, reader.line_num)
+        for fields in reader:
+            if not fields:  # a blank line (a hand-edited file's last, say) holds no cell
+                continue
+            if len(fields) != len(COLUMNS):
+                lacking = f": no value for {', '.join(COLUMNS[len(fields):])}" if len(fields) < len(COLUMNS) else ""
+                raise DataError(f"expected {len(COLUMNS)} fields, found {len(fields)}{lacking}", path, reader.line_num)
+            row = dict(zip(COLUMNS, fields))
+            for column, text in row.items():
+                if problem := _bad_value(column, text):
+                    raise DataError(problem, path, reader.line_num)
+            yield reader.line_num, row
+    except csv.Error as exc:
+        raise DataError(f"not a CSV file: {exc}", path, reader.line_num) from None
+
+
 def checked_rows(path: Path) -> list[dict[str, str]]:
-    """The rows of a results file whose header is :data:`COLUMNS` (DataError otherwise)."""
-    with path.open(encoding="utf-8", newline="") as fh:
-        reader = csv.DictReader(fh)
-        if reader.fieldnames is None or tuple(reader.fieldnames) != COLUMNS:
-            raise DataError(f"expected the columns {', '.join(COLUMNS)}; remove the file or pick another --out", path, 1)
-        return list(reader)
+    """The rows of a results file whose header is :data:`COLUMNS` and whose values are each column's (DataError otherwise)."""
+    return [row for _, row in _numbered_rows(path)]
+
+
+def own_rows(path: Path) -> list[dict[str, str]]:
+    """The checked rows of an --out folder's own results file; a bad one says what the user can do about it."""
+    try:
+        return checked_rows(path)
+    except DataError as exc:
+        exc.hint = f"{path} is the --out folder's own results file: correct it, remove it or pick another --out"
+        raise
 
 
 def merge_results(paths: Sequence[Path]) -> list[dict[str, str]]:
@@ -136,17 +226,21 @@ def merge_results(paths: Sequence[Path]) -> list[dict[str, str]]:
 
     A cell in two files is refused rather than averaged or dropped: two models of one cell
     mean the parts were trained with different settings or twice, and either would skew the
-    summary without a trace.
+    summary without a trace. So is a file without rows: it was named to be joined, and
+    joining nothing from it would pass for a complete curve.
     """
     rows: list[dict[str, str]] = []
     seen: dict[tuple[str, str, str], Path] = {}
     for path in paths:
-        for line, row in enumerate(checked_rows(path), 2):
+        before = len(rows)
+        for line, row in _numbered_rows(path):
             key = (row["condition"], row["fraction"], row["seed"])
             if key in seen:
                 raise DataError(f"cell {' '.join(key)} (condition, fraction, seed) is already in {seen[key]}", path, line)
             seen[key] = path
             rows.append(row)
+        if len(rows) == before:
+            raise DataError("holds no results: a header and no rows, expected a row per trained cell", path)
     return rows
 
 
@@ -205,7 +299,7 @@ def run_curve(
                 ])
                 fh.flush()  # a row on disk per model: Ctrl-C loses at most the model in training
             report(ProgressEvent("models", n, len(todo), message=f"{cell.condition} {cell.fraction:g} seed {cell.seed}: test F1 {test['f1']:.3f}"))
-    return read_rows(results)
+    return checked_rows(results)
 
 
 def _lock(fh: IO[str], out_dir: Path) -> None:
@@ -220,12 +314,6 @@ def _lock(fh: IO[str], out_dir: Path) -> None:
 
 def _fmt(value: float | None) -> str:
     return "" if value is None else f"{value:.4f}"
-
-
-def read_rows(path: Path) -> list[dict[str, str]]:
-    """The rows of a results file."""
-    with path.open(encoding="utf-8", newline="") as fh:
-        return list(csv.DictReader(fh))
 
 
 @dataclass(frozen=True)

@@ -205,3 +205,28 @@ def test_summarize_joins_parts_and_refuses_a_cell_twice(spanaug, tmp_path, capsy
     (tmp_path / "bad.csv").write_text("condition,seed\ngold,0\n", encoding="utf-8")
     assert spanaug("experiment", "summarize", tmp_path / "bad.csv", "--out", tmp_path / "bad") != 0
     assert "expected the columns" in capsys.readouterr().err
+
+
+def test_summarize_checks_every_row_before_writing_anything(spanaug, tmp_path, capsys) -> None:
+    _results(tmp_path / "a.csv", [("gold", "1", 0, "0.5"), ("gold", "half", 1, "0.6")])
+    out = tmp_path / "joined"
+    assert spanaug("experiment", "summarize", tmp_path / "a.csv", "--out", out) == 2
+    err = capsys.readouterr().err
+    assert "a.csv:3: fraction is 'half'; expected a number above 0, at most 1" in err and "internal error" not in err
+    assert not out.exists() or not any(out.iterdir())  # nothing half-written to refuse the corrected rerun
+    _results(tmp_path / "a.csv", [("gold", "1", 0, "0.5"), ("gold", "1", 1, "0.6")])
+    assert spanaug("experiment", "summarize", tmp_path / "a.csv", "--out", out) == 0, capsys.readouterr().err
+
+
+def test_summarize_refuses_a_file_without_results_and_a_header_of_another_shape(spanaug, tmp_path, capsys) -> None:
+    _results(tmp_path / "empty.csv", [])
+    out = tmp_path / "joined"
+    assert spanaug("experiment", "summarize", tmp_path / "empty.csv", "--out", out) == 2
+    err = capsys.readouterr().err
+    assert "empty.csv: holds no results" in err and "No artists" not in err
+    assert not out.exists() or not any(out.iterdir())
+    (tmp_path / "other.csv").write_text("condition,seed\ngold,0\n", encoding="utf-8")
+    assert spanaug("experiment", "summarize", tmp_path / "other.csv", "--out", out) == 2
+    err = capsys.readouterr().err
+    assert "other.csv:1: expected the columns condition, fraction" in err and "found a header that lacks fraction" in err
+    assert "remove" not in err  # the file is the user's input, not a results file of --out's

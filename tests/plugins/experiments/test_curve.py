@@ -8,7 +8,8 @@ import pytest
 
 from spanaug_core.errors import ConfigError, DataError
 from spanaug_core.types import Example
-from spanaug_experiments.curve import COLUMNS, CurveOptions, cells, paired, run_curve, subset, summarize, write_paired, write_summary
+from spanaug_experiments.curve import (COLUMNS, CurveOptions, cells, checked_rows, done_keys, merge_results, paired, run_curve, subset,
+                                       summarize, write_paired, write_summary)
 
 POOL = [Example(id=f"g{i}", tokens=("w",) * (i + 1)) for i in range(10)]
 EXTRA = {"augmented": {f"g{i}": [Example(id=f"g{i}/a{k}", tokens=("x",)) for k in range(i % 3)] for i in range(10)}}
@@ -147,3 +148,51 @@ def test_a_second_experiment_on_the_same_folder_is_refused(tmp_path) -> None:
 
     run_curve(POOL, EXTRA, nested, CurveOptions(fractions=(1.0,), seeds=1, conditions=("gold",)), tmp_path)
     assert len(calls) == 1
+
+
+HEADER = ",".join(COLUMNS) + "\n"
+ROW = "gold,0.5,{seed},136,0,0.5,0.5,0.5,0.5,3,1.0,20,0.25\n"
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    (HEADER + ROW.format(seed=0) + ROW.format(seed=1).replace("0.5,", "half,", 1), r"bad.csv:3: fraction is 'half'; expected a number above 0"),
+    (HEADER + ROW.format(seed=0).replace(",0.5,3,", ",abc,3,"), r"bad.csv:2: test_f1 is 'abc'; expected a number from 0 to 1"),
+    (HEADER + ROW.format(seed=0).replace(",0.25", "") + ROW.format(seed=1), r"bad.csv:2: expected 13 fields, found 12: no value for unseen_recall$"),
+    (HEADER + ROW.format(seed=0) + "gold,0.5,1,136,0", r"bad.csv:3: expected 13 fields, found 5: no value for dev_f1, test_precision, .*, unseen_recall$"),
+    (HEADER + ROW.format(seed=0).replace("gold", ""), r"bad.csv:2: condition is empty; expected a condition's name"),
+    (HEADER + ROW.format(seed=0).replace(",3,", ",3.5,"), r"bad.csv:2: epochs_run is '3.5'; expected a whole number"),
+    ("", r"bad.csv: is empty; expected a header with the columns condition, fraction, seed"),
+    (HEADER.replace("test_f1", "test_F1") + ROW.format(seed=0),
+     r"bad.csv:1: expected the columns condition, .*, unseen_recall; found a header that lacks test_f1 and has test_F1$"),
+    (HEADER + ROW.format(seed=0) + "gold,0.5,1,136,0,\xe9", r"bad.csv:3: not valid utf-8: byte b'\\xe9'"),
+])
+def test_a_results_file_that_is_not_one_names_the_line_and_what_was_expected(tmp_path, text, message) -> None:
+    path = tmp_path / "bad.csv"
+    path.write_bytes(text.encode("latin-1"))
+    with pytest.raises(DataError, match=message) as found:
+        merge_results([path])
+    assert not found.value.hint  # the advice to remove the file is for an --out folder's own results
+
+
+def test_a_results_file_may_leave_the_optional_columns_empty_and_start_with_a_byte_order_mark(tmp_path) -> None:
+    # No dev set leaves dev_f1 empty, a curve without --unseen the unseen columns; Excel saves a BOM.
+    path = tmp_path / "results.csv"
+    path.write_text("\ufeff" + HEADER + ROW.format(seed=0).replace("0.5,0.5,0.5,0.5,3,1.0,20,0.25", ",0.5,0.5,0.5,3,1.0,,") + "\n",
+                    encoding="utf-8")
+    (row,) = merge_results([path])
+    assert (row["condition"], row["dev_f1"], row["test_f1"], row["unseen_recall"]) == ("gold", "", "0.5", "")
+
+
+def test_a_header_alone_is_a_run_stopped_early_but_nothing_to_join(tmp_path) -> None:
+    path = tmp_path / "results.csv"
+    path.write_text(HEADER, encoding="utf-8")
+    assert checked_rows(path) == [] and done_keys(path) == set()
+    with pytest.raises(DataError, match=r"results.csv: holds no results"):
+        merge_results([path])
+
+
+def test_a_bad_row_in_the_out_folder_says_what_to_do(tmp_path) -> None:
+    (tmp_path / "results.csv").write_text(HEADER + "gold,0.5,0,136", encoding="utf-8")  # a row cut short by a full disk
+    with pytest.raises(DataError, match=r"results.csv:2: expected 13 fields, found 4") as found:
+        run_curve(POOL, EXTRA, fake_trainer([]), CurveOptions(), tmp_path)
+    assert found.value.hint.endswith("correct it, remove it or pick another --out")
