@@ -67,6 +67,24 @@ def read_blocks(path: Path) -> Iterator[Block]:
     yield Block([], "".join(before), path)
 
 
+@dataclass(frozen=True)
+class CellRule:
+    """What a column format's cells cannot hold: ``pattern`` finds it in a value, ``described``
+    names it for a user. A writer checks the labels it writes, since a label holding a
+    separator or markup would be written without complaint and read back as other cells."""
+
+    pattern: re.Pattern[str]
+    described: str
+
+    def check(self, example: Example, fmt: str, what: str, value: str) -> None:
+        """Raise DataError naming the example, ``what`` and ``value`` when ``value`` cannot be one of ``fmt``'s cells."""
+        if self.pattern.search(value):
+            raise DataError(
+                f"example {example.id}: {what} {value!r} cannot be written in {fmt}: its cells cannot hold {self.described}; "
+                "rename it in the input, or convert to a format that holds any label (--to jsonl)"
+            )
+
+
 def endings_meta(lines: Sequence[Line]) -> dict[str, list[str]]:
     """``{"eol": [...]}`` when some line does not end in a plain ``\\n``, else nothing."""
     ends = [line.end for line in lines]

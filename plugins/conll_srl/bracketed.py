@@ -21,16 +21,22 @@ the row that names a lemma.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from spanaug_conll_srl.brackets import decode_column, encode_column, is_bracket_cell
-from spanaug_conll_srl.propositions import Proposition, from_example, to_spans
+from spanaug_conll_srl.brackets import BracketError, decode_column, encode_column, is_bracket_cell
+from spanaug_conll_srl.propositions import Proposition, argument, from_example, to_spans
 
 from spanaug_core.errors import one_line
-from spanaug_core.types import Example, Span
-from spanaug_shared.columns import Block, endings, endings_meta, join_spaced, split_spaced
+from spanaug_core.types import Example
+from spanaug_shared.columns import Block, CellRule, endings, endings_meta, join_spaced, split_spaced
+
+# Cells are split at whitespace, and a label inside brackets ends at '(', ')' or '*'.
+_BRACKET_CELL = CellRule(
+    re.compile(r"[\s()*]"), "whitespace (it separates the columns), nor '(', ')' or '*' (they make the bracket notation)"
+)
 
 
 @dataclass(frozen=True)
@@ -100,13 +106,16 @@ def read_sentence(block: Block, layout: Layout, ident: str) -> Example:
     for column in range(first, end):
         try:
             spans, close_labels = decode_column([cells[column] for cells, _ in rows])
-        except ValueError as exc:
-            raise block.error(f"proposition column {column - first + 1}: {exc}") from None
+        except BracketError as exc:
+            raise block.error(f"proposition column {column - first + 1}: {exc}", lines[exc.row]) from None
         verbs = [s for s in spans if s[2] == "V"]
         if len(verbs) > 1:  # a particle marked V too: the predicate is the V whose row names a lemma
             verbs = [s for s in verbs if rows[s[0]][0][lemma_col] != "-"]
         if len(verbs) != 1:
-            raise block.error(f"expected exactly one (V*) on a row with a lemma in proposition column {column - first + 1}, found {len(verbs)}")
+            raise block.error(
+                f"expected exactly one (V*) on a row with a lemma in proposition column {column - first + 1}, found {len(verbs)}",
+                lines[verbs[1][0] if verbs else 0],
+            )
         predicate = verbs[0]
         start, stop, _ = predicate
         lemma = rows[start][0][lemma_col]
@@ -117,7 +126,9 @@ def read_sentence(block: Block, layout: Layout, ident: str) -> Example:
         if close_labels:
             attrs["close_labels"] = True
         prop = Proposition(start, stop, f"{lemma}.{frameset}" if frameset != "-" else lemma, attrs)
-        prop.arguments = [Span(start=s, end=e, label=label, role="argument") for s, e, label in spans if (s, e, label) != predicate]
+        prop.arguments = [
+            argument(s, e, label, lambda message: block.error(message, lines[s])) for s, e, label in spans if (s, e, label) != predicate
+        ]
         propositions.append(prop)
     meta: dict[str, Any] = {
         "format": layout.name,
@@ -139,6 +150,9 @@ def write_sentence(example: Example, layout: Layout) -> Iterator[str]:
     """The lines (with endings) of one example in ``layout``."""
     n = len(example.tokens)
     propositions = from_example(example)
+    for prop in propositions:
+        for argument in prop.arguments:
+            _BRACKET_CELL.check(example, layout.name, "label", argument.label)
     columns = [
         encode_column(
             [(p.start, p.end, "V"), *((a.start, a.end, a.label) for a in p.arguments)], n, bool(p.attrs.get("close_labels"))
@@ -149,6 +163,12 @@ def write_sentence(example: Example, layout: Layout) -> Iterator[str]:
     cells_meta = example.meta.get("cells")
     gaps_meta = example.meta.get("gaps")
     own = isinstance(cells_meta, list) and len(cells_meta) == n
+    if not own:  # the predicates' lemma (and frameset) cells come from their labels or attrs
+        for prop in propositions:
+            lemma, frameset = lemmas[prop.start]
+            _BRACKET_CELL.check(example, layout.name, f"predicate {prop.label!r}: lemma", lemma)
+            if layout.frameset is not None:
+                _BRACKET_CELL.check(example, layout.name, f"predicate {prop.label!r}: frameset", frameset)
     comments = list(example.meta.get("comments", []))
     ends = endings(example.meta, len(comments) + n)
     yield from (text + end for text, end in zip(comments, ends, strict=False))

@@ -16,6 +16,15 @@ _OPEN = re.compile(r"\(([^()*\s]+)")
 _CLOSE = re.compile(r"([^()*\s]*)\)")
 
 
+class BracketError(ValueError):
+    """A column that is not well-formed bracket notation; ``row`` (0-based) is the cell at fault,
+    so a reader can name its line in the file."""
+
+    def __init__(self, row: int, message: str) -> None:
+        super().__init__(message)
+        self.row = row
+
+
 def is_bracket_cell(cell: str) -> bool:
     """Whether ``cell`` is written in bracket notation (``*``, ``(A0*``, ``*)``...)."""
     return _CELL.match(cell) is not None
@@ -24,8 +33,7 @@ def is_bracket_cell(cell: str) -> bool:
 def decode_column(cells: Sequence[str]) -> tuple[list[tuple[int, int, str]], bool]:
     """Spans ``(start, end exclusive, label)`` of one column, and whether closings repeat labels.
 
-    Raises ValueError (with the 0-based row) on a cell that is not bracket notation or on
-    unbalanced brackets.
+    Raises BracketError on a cell that is not bracket notation or on unbalanced brackets.
     """
     spans: list[tuple[int, int, str]] = []
     stack: list[tuple[int, str]] = []
@@ -33,21 +41,21 @@ def decode_column(cells: Sequence[str]) -> tuple[list[tuple[int, int, str]], boo
     for row, cell in enumerate(cells):
         match = _CELL.match(cell)
         if not match:
-            raise ValueError(f"row {row}: expected a bracket cell such as '*', '(A0*', '*)' or '(V*)', got {cell!r}")
+            raise BracketError(row, f"expected a bracket cell such as '*', '(A0*', '*)' or '(V*)', got {cell!r}")
         for label in _OPEN.findall(match.group(1)):
             stack.append((row, label))
         for closing in _CLOSE.findall(match.group(2)):
             if not stack:
-                raise ValueError(f"row {row}: ')' closes no open bracket in {cell!r}")
+                raise BracketError(row, f"')' closes no open bracket in {cell!r}")
             start, label = stack.pop()
             if closing:
                 close_labels = True
                 if closing != label:
-                    raise ValueError(f"row {row}: '{closing})' closes '({label}' in {cell!r}")
+                    raise BracketError(row, f"'{closing})' closes '({label}' in {cell!r}")
             spans.append((start, row + 1, label))
     if stack:
         start, label = stack[-1]
-        raise ValueError(f"row {start}: bracket '({label}' is never closed")
+        raise BracketError(start, f"bracket '({label}' is never closed")
     return sorted(spans), close_labels
 
 

@@ -24,16 +24,19 @@ import re
 from collections.abc import Iterator, Sequence
 from typing import Any, Literal
 
-from spanaug_conll_srl.propositions import Proposition, from_example, to_spans
+from spanaug_conll_srl.propositions import Proposition, argument, from_example, to_spans
 
 from spanaug_core.errors import DataError, one_line
-from spanaug_core.types import Example, Span
-from spanaug_shared.columns import Block, endings, endings_meta
+from spanaug_core.types import Example
+from spanaug_shared.columns import Block, CellRule, endings, endings_meta
 
 UD_COLUMNS = 10
 EMPTY = "_"
 # Ids of CoNLL-U lines that are not words: multiword tokens (3-4) and empty nodes (24.1).
 _OTHER_ID = re.compile(r"\d+-\d+|\d+\.\d+")
+# "_" is CoNLL-U's empty cell: an argument labelled "_" would read back as none, a sense "_" as no
+# predicate. (Columns are split at tabs, which no label holds, so a space reads back as it is.)
+_LABEL_CELL = CellRule(re.compile(r"^_\Z"), "'_' alone (CoNLL-U's empty cell)")
 
 
 def _subtree_span(head: int, parents: Sequence[int | None], predicate: int) -> tuple[int, int]:
@@ -113,7 +116,15 @@ def read_sentence(block: Block, expand: Literal["head", "subtree"], ident: str) 
     columns = len(arg_cells[0])
     # A sentence without predicates still has one (empty) argument column.
     if columns != max(len(predicates), 1):
-        raise block.error(f"expected one argument column per predicate ({len(predicates)} senses), got {columns} columns")
+        expected = f"expected one argument column per predicate, got {columns} for {len(predicates)} predicate sense(s)"
+        unsensed = _unsensed_predicate(predicates, senses, arg_cells)
+        if unsensed is None:
+            raise block.error(expected, word_lines[0])
+        raise block.error(
+            f"{expected}: this word is marked V in argument column {unsensed[1] + 1}, but its sense is "
+            f"{senses[unsensed[0]]!r}; give it a roleset such as {lemmas[unsensed[0]]}.01",
+            word_lines[unsensed[0]],
+        )
     propositions = []
     for column, predicate in enumerate(predicates):
         attrs: dict[str, Any] = {"lemma": lemmas[predicate]}
@@ -129,7 +140,7 @@ def read_sentence(block: Block, expand: Literal["head", "subtree"], ident: str) 
             if not label:
                 raise block.error(f"expected an argument label or {EMPTY} in argument column {column + 1}, found an empty cell", word_lines[row])
             start, end = (row, row + 1) if expand == "head" else _subtree_span(row, parents, predicate)
-            prop.arguments.append(Span(start=start, end=end, label=label, role="argument", attrs={"head_offset": row - start}))
+            prop.arguments.append(argument(start, end, label, lambda message: block.error(message, word_lines[row]), head_offset=row - start))
         propositions.append(prop)
     meta: dict[str, Any] = {"format": "conllu", "comments": comments, "rows": kept, "line": block.lines[0].number}
     if not predicates:
@@ -143,9 +154,24 @@ def read_sentence(block: Block, expand: Literal["head", "subtree"], ident: str) 
         raise block.error(f"invalid sentence: {one_line(exc)}") from None
 
 
+def _unsensed_predicate(predicates: Sequence[int], senses: Sequence[str], arg_cells: Sequence[Sequence[str]]) -> tuple[int, int] | None:
+    """``(row, column)`` of a word marked V but without a sense, for a sentence with more argument
+    columns than senses. Columns follow the predicates in order, so the first column whose
+    predicate is not marked in it belongs to a predicate whose sense is missing."""
+    for column in range(len(arg_cells[0])):
+        if column < len(predicates) and arg_cells[predicates[column]][column] != EMPTY:
+            continue
+        return next(((row, column) for row, cells in enumerate(arg_cells) if cells[column] == "V" and senses[row] in (EMPTY, "")), None)
+    return None
+
+
 def write_sentence(example: Example) -> Iterator[str]:
     """The lines (with endings) of one example in CoNLL-U Plus."""
     propositions = from_example(example)
+    for prop in propositions:
+        _LABEL_CELL.check(example, "CoNLL-U Plus", "predicate label", prop.label)
+        for arg in prop.arguments:
+            _LABEL_CELL.check(example, "CoNLL-U Plus", "label", arg.label)
     n = len(example.tokens)
     senses = [str(example.meta.get("blank_sense", EMPTY))] * n
     columns = [[EMPTY] * n for _ in propositions] or [[example.meta.get("empty_column", "")] * n]

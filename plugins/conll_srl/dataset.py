@@ -7,7 +7,8 @@ format in ``meta["format"]``; the writer writes a file in the format of its firs
 unless told otherwise, so a file read and written back is reproduced exactly, and records
 written after their sources (``convert --with-sources``) join the sources' format. What a
 format cannot hold is refused, not written approximately: CoNLL-U Plus needs the
-dependency tree a paraphrase lacks to mark a multiword argument (``conllu_plus``).
+dependency tree a paraphrase lacks to mark a multiword argument (``conllu_plus``), and a
+label that would read back as other cells (``A(0)`` in bracket notation) is refused too.
 """
 
 from __future__ import annotations

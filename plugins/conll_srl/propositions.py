@@ -8,10 +8,11 @@ gives writers the column order back.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from spanaug_core.errors import one_line
 from spanaug_core.types import Example, Span
 
 
@@ -24,6 +25,15 @@ class Proposition:
     label: str
     attrs: dict[str, Any] = field(default_factory=dict)
     arguments: list[Span] = field(default_factory=list)
+
+
+def argument(start: int, end: int, label: str, error: Callable[[str], Exception], **attrs: Any) -> Span:
+    """An argument span. A label the core refuses (one with a control character) raises
+    ``error(message)`` instead: an error that names the line the label was read from."""
+    try:
+        return Span(start=start, end=end, label=label, role="argument", attrs=attrs)
+    except ValueError as exc:
+        raise error(one_line(exc)) from None
 
 
 def to_spans(propositions: Sequence[Proposition]) -> list[Span]:

@@ -13,23 +13,27 @@ an entity type seen once among many of the others' (``I-MSIC``: likely a typo).
 from __future__ import annotations
 
 import logging
+import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
 from pydantic import Field
-from spanaug_shared.tagging import Scheme, TagOptions, column_of, read_column, scheme_of, split_tag
+from spanaug_shared.tagging import ENTITY_ROLES, Scheme, TagOptions, column_of, read_column, scheme_of, split_tag
 
 from spanaug_core.errors import DataError, SpanaugError, one_line
 from spanaug_core.settings import RunPreset
 from spanaug_core.types import Example
-from spanaug_shared.columns import Block, Line, endings, endings_meta, read_blocks, read_sentences, write_sentences
+from spanaug_shared.columns import Block, CellRule, Line, endings, endings_meta, read_blocks, read_sentences, write_sentences
 from spanaug_shared.presets import ENTITY_PRESETS
 
 log = logging.getLogger(__name__)
 
 DOCSTART = "-DOCSTART-"
+# The reader splits a line at its delimiter and finds the tag as its last whitespace-separated
+# word, so a type with any whitespace in it would read back as other columns or another tag.
+_TAG_CELL = CellRule(re.compile(r"\s"), "whitespace (spaces or tabs separate its columns)")
 
 
 def _is_sentence(block: Block) -> bool:
@@ -110,14 +114,14 @@ class ConllNer:
             tokens.append(cells[0])
             middle.append(cells[1:-1])
             tags.append(cells[-1])
-        spans, canonical = read_column(tags, scheme, self.config, self.warnings, lambda at, message: block.error(message, block.lines[at]))
         meta: dict[str, Any] = {"pre": pre, "scheme": scheme, "delimiter": delimiter, "line": block.lines[0].number}
         if columns > 2:
             meta["columns"] = middle
-        if not canonical:
-            meta["tags"] = tags
         meta.update(endings_meta(block.lines))
-        try:
+        try:  # the core refuses a token or an entity type with a control character in it
+            spans, canonical = read_column(tags, scheme, self.config, self.warnings, lambda at, message: block.error(message, block.lines[at]))
+            if not canonical:
+                meta["tags"] = tags
             return Example(id=ident, tokens=tuple(tokens), spans=spans, meta=meta)
         except ValueError as exc:
             raise block.error(f"invalid sentence: {one_line(exc)}") from None
@@ -166,7 +170,15 @@ class ConllNer:
         return columns - 2, _delimiter(line), self._scheme(like, "auto")
 
     def _tags(self, example: Example, default_scheme: Scheme = "iob2") -> list[str]:
+        for span in example.spans:
+            if span.role in ENTITY_ROLES:
+                _TAG_CELL.check(example, self.name, "label", span.label)
         try:
             return column_of(example, self.config.write_scheme, default_scheme, self.warnings)
         except ValueError as exc:
-            raise DataError(f"example {example.id}: {exc}") from None
+            # The writer is given a temporary name (convert puts the file in place only when
+            # it is complete), so the example is what the message can point the user at.
+            raise DataError(
+                f"example {example.id}: {exc}, so it cannot be written in {self.name}; keep only one of the overlapping "
+                "entities in the input, or convert to a format that holds overlapping spans (--to jsonl)"
+            ) from None

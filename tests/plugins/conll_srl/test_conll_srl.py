@@ -157,6 +157,53 @@ def test_augmented_example_reads_back_as_written_or_is_refused(tmp_path: Path) -
     assert [(s.label, s.start, s.end) for s in back.spans] == [("purchase.01", 2, 3), ("ARG1", 4, 5)]
 
 
+def sold(argument: str = "ARG0", predicate: str = "sell.01", **attrs: str) -> Example:
+    return Example(
+        id="s",
+        tokens=("Kim", "sold", "it"),
+        spans=(
+            Span(start=1, end=2, label=predicate, role="target", group="0", attrs=attrs),
+            Span(start=0, end=1, label=argument, role="argument", group="0"),
+        ),
+    )
+
+
+@pytest.mark.parametrize(
+    ("fmt", "example", "message"),
+    [
+        ("conll2012", sold("AR G0"), r"label 'AR G0' cannot be written in conll2012: its cells cannot hold whitespace \(it separates the columns\), nor '\(', '\)' or '\*'"),
+        ("conll2012", sold("A(0)"), r"label 'A\(0\)' cannot be written in conll2012"),
+        ("conll2005", sold("A*"), r"label 'A\*' cannot be written in conll2005"),
+        ("conll2005", sold(predicate="se ll.01"), r"predicate 'se ll\.01': lemma 'se ll' cannot be written in conll2005"),
+        ("conll2012", sold(lemma="sell", frameset="(01)"), r"predicate 'sell\.01': frameset '\(01\)' cannot be written in conll2012"),
+        ("conllu", sold("_"), r"label '_' cannot be written in CoNLL-U Plus: its cells cannot hold '_' alone \(CoNLL-U's empty cell\)"),
+        ("conllu", sold(predicate="_"), r"predicate label '_' cannot be written in CoNLL-U Plus"),
+    ],
+)
+def test_a_label_the_format_cannot_hold_is_refused_not_written(tmp_path: Path, fmt: str, example: Example, message: str) -> None:
+    """Spaces split the bracket formats' columns and brackets and stars make their notation; "_" is
+    CoNLL-U's empty cell: such a label would read back as other cells, or as nothing."""
+    with pytest.raises(DataError, match=rf"^example s: {message}.*; rename it in the input, or convert to a format that holds any label \(--to jsonl\)$"):
+        ConllSrl(ConllSrl.Config(write_format=fmt)).write([example], tmp_path / "out")
+
+
+def test_conllu_plus_keeps_a_label_with_a_space(tmp_path: Path) -> None:
+    """CoNLL-U Plus splits columns at tabs only: a space in a label reads back as it is."""
+    ConllSrl(ConllSrl.Config(write_format="conllu")).write([sold("AR G0")], tmp_path / "out.conllu")
+    (back,) = ConllSrl(ConllSrl.Config()).read(tmp_path / "out.conllu")
+    assert [s.label for s in back.spans] == ["sell.01", "AR G0"]
+
+
+def test_convert_refuses_such_a_label_and_leaves_no_file(tmp_path: Path, cli, capsys) -> None:
+    source = tmp_path / "in.jsonl"
+    source.write_text(sold().model_dump_json() + "\n" + sold("A(0)").model_copy(update={"id": "bad"}).model_dump_json() + "\n")
+    out = tmp_path / "out" / "o_conll"
+    args = ("convert", "--dataset", "jsonl", "--input", source, "--to", "conll-srl", "--to-set", "write_format=conll2012", "--output", out)
+    assert cli("conll_srl,jsonl")(*args) == 2
+    assert "example bad: label 'A(0)' cannot be written in conll2012" in " ".join(capsys.readouterr().err.split())
+    assert list(out.parent.iterdir()) == []  # neither the file nor its temporary
+
+
 def test_a_file_is_written_in_one_format_the_first_examples(tmp_path: Path) -> None:
     """Sources read from CoNLL-2005 and a record after them: all CoNLL-2005, so the file reads back."""
     source = tmp_path / "src.props"
@@ -174,9 +221,22 @@ def test_a_file_is_written_in_one_format_the_first_examples(tmp_path: Path) -> N
 @pytest.mark.parametrize(
     ("text", "name", "message"),
     [
-        (CONLL05.replace("(V*V)", "(V*"), "a.props", r"a\.props:1: proposition column 2: row 4: bracket '\(V' is never closed"),
+        (CONLL05.replace("(V*V)", "(V*"), "a.props", r"a\.props:5: proposition column 2: bracket '\(V' is never closed"),
         (CONLL05.replace("purred purr", "purred"), "b.props", r"b\.props:5: expected 4 columns"),
         (CONLLU.replace("\tARG1\n", "\n"), "c.conllu", r"c\.conllu:8: expected 13 columns"),
+        # The rows of a CoNLL-2012 sentence follow its "#begin document" line: the line named is the row's.
+        (CONLL12.replace("*          *)   -", "*          *    -"), "d_conll", r"d_conll:4: proposition column 1: bracket '\(ARG1' is never closed"),
+        (CONLL12.replace("(ARG1*    -", "(ARG1*))  -"), "e_conll", r"e_conll:4: proposition column 1: '\)' closes no open bracket in '\(ARG1\*\)\)'"),
+        (CONLL12.replace("(V*)", "*   "), "f_conll", r"f_conll:2: expected exactly one \(V\*\) on a row with a lemma in proposition column 1, found 0"),
+        # A predicate whose sense is "_": its column is one too many, and the line named is its row's.
+        (CONLLU.replace("leave.11", "_"), "g.conllu",
+         r"g\.conllu:6: expected one argument column per predicate, got 2 for 1 predicate sense\(s\): this word is marked V "
+         r"in argument column 1, but its sense is '_'; give it a roleset such as leave\.01"),
+        # A label with a control character, which the core refuses: the line named is the label's.
+        (CONLLU.replace("R-ARG0", "R-A\x00RG0"), "i.conllu", r"i\.conllu:5: label: label 'R-A\\x00RG0' contains the control character U\+0000"),
+        (CONLL12.replace("(ARG1*", "(AR\x07G1*"), "j_conll", r"j_conll:4: label: label 'AR\\x07G1' contains the control character U\+0007"),
+        # A sense on a word no column marks: no word to point at, so the sentence's first word line.
+        (CONLLU.replace("SpaceAfter=No\t_\t", "SpaceAfter=No\tbread.01\t"), "h.conllu", r"h\.conllu:3: expected one argument column per predicate, got 2 for 3"),
     ],
 )
 def test_malformed_input_names_file_line_and_expectation(tmp_path: Path, text: str, name: str, message: str) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -128,6 +129,7 @@ def test_strict_iob2_rejects_i_after_o_with_file_and_line(tmp_path: Path) -> Non
     [
         ("A x B-ORG\nb O\n\n", r"data\.conll:2: expected 3 non-empty columns"),
         ("A x X-ORG\n\n", r"data\.conll:1: expected a chunk tag"),
+        ("A x O\nb x B-OR\x00G\n\n", r"data\.conll:1: invalid sentence: label: label 'OR\\x00G' contains the control character U\+0000"),
     ],
 )
 def test_malformed_lines_name_file_line_and_expectation(tmp_path: Path, text: str, message: str) -> None:
@@ -164,8 +166,33 @@ def test_examples_from_elsewhere_take_the_layout_of_like(tmp_path: Path) -> None
 
 def test_overlapping_entities_cannot_be_written(tmp_path: Path) -> None:
     example = Example(id="o", tokens=("a", "b"), spans=(Span(start=0, end=2, label="X", role="entity"), Span(start=1, end=2, label="Y", role="entity")))
-    with pytest.raises(DataError, match="example o: entities overlap"):
+    with pytest.raises(
+        DataError,
+        match=r"^example o: entities overlap at token 1; .*, so it cannot be written in conll-ner; keep only one of the "
+        r"overlapping entities in the input, or convert to a format that holds overlapping spans \(--to jsonl\)$",
+    ):
         ConllNer(ConllNer.Config()).write([example], tmp_path / "o.conll")
+
+
+@pytest.mark.parametrize(("label", "like"), [("L M", None), ("L\u00a0M", None), ("L\u2028M", None), ("L M", WNUT)])
+def test_a_label_with_whitespace_is_refused_not_written(tmp_path: Path, label: str, like: str | None) -> None:
+    """A type with whitespace in it would read back as other columns (or be refused by the reader)."""
+    options = {}
+    if like is not None:  # tab-separated output, whose reader still finds the tag as the last word
+        (tmp_path / "like.conll").write_text(like)
+        options["like"] = tmp_path / "like.conll"
+    example = Example(id="a", tokens=("x", "y"), spans=(Span(start=1, end=2, label=label, role="entity"),))
+    with pytest.raises(DataError, match=rf"^example a: label {re.escape(repr(label))} cannot be written in conll-ner: its cells cannot hold whitespace"):
+        ConllNer(ConllNer.Config(**options)).write([example], tmp_path / "out.conll")
+
+
+def test_convert_refuses_such_a_label_and_leaves_no_file(tmp_path: Path, cli, capsys) -> None:
+    source = tmp_path / "in.jsonl"
+    source.write_text('{"id": "ok", "tokens": ["x"], "spans": []}\n{"id": "a", "tokens": ["x", "y"], "spans": [{"start": 1, "end": 2, "label": "L M"}]}\n')
+    out = tmp_path / "out" / "o.conll"
+    assert cli("ner,jsonl")("convert", "--dataset", "jsonl", "--input", source, "--to", "conll-ner", "--output", out) == 2
+    assert "example a: label 'L M' cannot be written in conll-ner" in " ".join(capsys.readouterr().err.split())
+    assert list(out.parent.iterdir()) == []  # neither the file nor its temporary
 
 
 def test_registered_under_its_name(installed_registry) -> None:
