@@ -211,8 +211,12 @@ class SpacyDataset:
                         self.warnings["span across a sentence boundary not read"] += 1
                     continue
                 inside = [position[i] for i in range(span.start, span.end) if i in position]
-                if inside:  # a span of whitespace alone has nothing to keep or rewrite
+                if not inside:  # a span of whitespace alone has nothing to keep or rewrite
+                    continue
+                try:  # the core refuses a label with a control character in it
                     spans.append(Span(start=inside[0], end=inside[-1] + 1, label=span.label_, role=self.config.role, group=key))
+                except ValueError as exc:
+                    raise DataError(f"doc {ident.rpartition('#')[2]}: {one_line(exc)}", path=file) from None
         meta: dict[str, Any] = {"spaces": [bool(token.whitespace_) for token in tokens]}
         if len(keep) < len(words):
             meta["words"] = words

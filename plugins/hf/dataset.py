@@ -179,7 +179,10 @@ class HfDataset:
         tags = self._tag_strings(path, place, row[config.tags], names)
         if len(tags) != len(tokens):
             raise DataError(f"{place}: {len(tokens)} tokens but {len(tags)} tags", path=path)
-        spans, canonical = read_column(tags, scheme, config, self.warnings, lambda at, message: DataError(f"{place}: token {at}: {message}", path=path))
+        try:  # the core refuses an entity type with a control character in it
+            spans, canonical = read_column(tags, scheme, config, self.warnings, lambda at, message: DataError(f"{place}: token {at}: {message}", path=path))
+        except ValueError as exc:
+            raise DataError(f"{place}: invalid sentence: {one_line(exc)}", path=path) from None
         others = {key: value for key, value in row.items() if key not in (config.tokens, config.tags)}
         hf: dict[str, Any] = {"row": index, "length": len(tokens), "columns": others}
         if split.name is not None:

@@ -19,6 +19,7 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Callable
+from typing import Any
 from pathlib import Path
 
 import pytest
@@ -64,16 +65,31 @@ def _file(name: str, content: str | bytes) -> Callable[[Path], Path]:
     return make
 
 
+def _docbin(label: str) -> Any:
+    """A spaCy DocBin of one doc with one entity labelled ``label``."""
+    from spacy.tokens import Doc, DocBin, Span
+    from spacy.vocab import Vocab
+
+    doc = Doc(Vocab(), words=["EU", "rejects"])
+    doc.ents = [Span(doc, 0, 1, label=label)]
+    docbin = DocBin()
+    docbin.add(doc)
+    return docbin
+
+
+def _control_label_docbin(tmp_path: Path) -> Path:
+    path = tmp_path / "in.spacy"
+    _docbin("O\x01RG").to_disk(path)
+    return path
+
+
 def _damaged_docbin(tmp_path: Path) -> Path:
     """A DocBin whose string table lost its strings: it loads, and its first doc cannot be rebuilt."""
     import zlib
 
     import srsly
-    from spacy.tokens import Doc, DocBin
-    from spacy.vocab import Vocab
 
-    docbin = DocBin()
-    docbin.add(Doc(Vocab(), words=["EU", "rejects"]))
+    docbin = _docbin("ORG")
     message = srsly.msgpack_loads(zlib.decompress(docbin.to_bytes()))
     message["strings"] = []
     path = tmp_path / "in.spacy"
@@ -124,6 +140,8 @@ CASES = {
     "hf-not-utf8": ("hf", _file("in.jsonl", b'{"id": "a", "tokens": ["x\xff"], "ner_tags": ["O"]}\n'), "in.jsonl:1", "not valid utf-8"),
     "spacy-not-a-docbin": ("spacy", _file("in.spacy", b"not a docbin"), "in.spacy", "not a DocBin"),
     "spacy-damaged-strings": ("spacy", _damaged_docbin, "in.spacy", "doc 0: a damaged DocBin"),
+    "spacy-control-label": ("spacy", _control_label_docbin, "in.spacy", r"doc 0: label: .*control character U\+0001"),
+    "hf-control-label": ("hf", _file("in.jsonl", _jsonl({**X, "ner_tags": ["B-O\x01RG", "O"]})), "in.jsonl: line 1", r"control character U\+0001"),
     "spacy-empty-folder": ("spacy", _folder, "data", "holds no .spacy file"),
 }
 COMMANDS = {"run": [], "convert": [], "convert --sample": ["--sample", "1"]}
