@@ -133,7 +133,10 @@ class RunCommand(click.Command):
 
 
 @cli.command("run", cls=RunCommand)
-@click.option("--filter", "filters", multiple=True, metavar="NAME", help="keep only records this filter accepts (repeatable; all must accept)")
+@click.option(
+    "--filter", "filters", multiple=True, metavar="NAME",
+    help="keep only records this filter accepts (repeatable; all must accept; replaces the filters the dataset suggests)",
+)
 @click.option("--resume", is_flag=True, help="continue an interrupted run in --output, or take a completed one to more --iterations")
 @click.option("--config", "config_file", type=click.Path(path_type=Path), help="run config file (.toml, .yaml)")
 @click.option("--set", "assignments", multiple=True, metavar="KEY=VALUE", help="override any setting, e.g. decoder.beam_size=8 or aligner.threshold=0.4")
@@ -151,7 +154,9 @@ def run_command(
     Writes OUT/augmented.jsonl (accepted records), OUT/rejected.jsonl (filtered records and
     why each span stopped) and OUT/manifest.json (config, versions, counts, timings). Any
     component option can be set with --set COMPONENT.OPTION=VALUE; `spanaug list --options`
-    shows them. Settings come from defaults < --config file < flags < --set.
+    shows them. Settings come from defaults < the dataset's suggestions (they fill only
+    what the run leaves unset, and the run notes each: docs/datasets.md) < --preset <
+    --config file < flags < --set.
     """
     from spanaug_core.config import load_run_config, parse_assignments
     from spanaug_core.console import progress_callback
@@ -303,6 +308,7 @@ def options_of(kind: str, assignments: tuple[str, ...]) -> dict[str, object]:
     help="trainer.OPTION=VALUE or dataset.OPTION=VALUE, e.g. trainer.epochs=10",
 )
 @click.option("--progress/--no-progress", default=None, help="show progress bars  [default: when stderr is a terminal]")
+@click.option("--overwrite", is_flag=True, help="train into --out though it holds files (an earlier model's are replaced)")
 @click.pass_context
 def train_group(
     ctx: click.Context,
@@ -314,11 +320,14 @@ def train_group(
     out: Path | None,
     assignments: tuple[str, ...],
     progress: bool | None,
+    overwrite: bool,
 ) -> None:
     """Train a downstream model: `spanaug train --trainer ner --dataset conll-ner --train F --dev F --out DIR`.
 
+    --trainer, --dataset, --train and --out are required unless a sub-command is named.
     Writes the trainer's model folder and OUT/metrics.json (dev scores, and test scores
-    with --test). Plugins add other training as sub-commands (e.g. `spanaug train aligner`).
+    with --test); a folder that holds files is refused unless --overwrite. Plugins add
+    other training as sub-commands (e.g. `spanaug train aligner`).
     """
     if ctx.invoked_subcommand is not None:
         return
@@ -326,6 +335,9 @@ def train_group(
     missing = [flag for flag, value in flags if value is None]
     if missing:
         raise click.UsageError(f"missing {', '.join(missing)} (or name a sub-command; see --help)")
+    # A trained model is hours of work: training into its folder again must be asked for.
+    if out.is_dir() and any(out.iterdir()) and not overwrite:
+        raise SpanaugError(f"{out} holds files (an earlier model?); pass --overwrite to train into it, or choose another --out")
     from spanaug_core.console import progress_callback
     from spanaug_core.files import ensure_folder, replace_json
     from spanaug_core.plugins import default_registry
@@ -355,7 +367,7 @@ def eval_group() -> None:
 
 @cli.group("convert", invoke_without_command=True)
 @click.option("--dataset", "dataset", help="format of the input (a dataset name; `jsonl` is spanaug's own)")
-@click.option("--input", "input_path", type=click.Path(path_type=Path), help="file or folder to read")
+@click.option("--input", "input_path", type=click.Path(path_type=Path), help="file or folder to read (none: the dataset's own sample, where it has one)")
 @click.option("--to", "to", help="format to write (a dataset name that can write, e.g. jsonl)")
 @click.option("--output", "output", type=click.Path(path_type=Path), help="file or folder to write")
 @click.option("--set", "reader_sets", multiple=True, metavar="KEY=VALUE", help="an option of the input dataset (OPTION=V or dataset.OPTION=V)")
@@ -365,7 +377,7 @@ def eval_group() -> None:
 @click.option("--rest", type=click.Path(path_type=Path), help="with --sample: write the examples not sampled here (same format)")
 @click.option(
     "--with-sources", is_flag=True,
-    help="--input is a run's augmented.jsonl: write the examples the run read (its manifest's dataset, input and limit) first, "
+    help="--input is a run's augmented.jsonl (--dataset jsonl): write the examples the run read (its manifest's dataset, input and limit) first, "
     "then the records: the data to train on",
 )
 @overwrite_option

@@ -61,6 +61,11 @@ def test_train_group_errors_and_subcommands(spanaug, ner_file, tmp_path, capsys)
     assert "--set trainer: expected" in capsys.readouterr().err
     assert spanaug("train", "--trainer", "nerr", "--dataset", "conll-ner", "--train", ner_file, "--out", tmp_path / "m") == 2
     assert "Did you mean 'ner'?" in capsys.readouterr().err
+    # A folder holding an earlier model is not trained into again unless asked.
+    (tmp_path / "m").mkdir()
+    (tmp_path / "m" / "config.json").write_text("{}")
+    assert spanaug(*base) == 2
+    assert "holds files (an earlier model?); pass --overwrite" in capsys.readouterr().err
     assert spanaug("predict", "--model", tmp_path, "--dataset", "conll-ner", "--input", ner_file, "--output", tmp_path / "p") == 2
     assert "not a trained model folder" in capsys.readouterr().err
     # The plugins' sub-commands of `train` still work beside --trainer.
