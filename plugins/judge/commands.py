@@ -70,7 +70,7 @@ def judge_group() -> None:
 @click.argument("run_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option("--output", required=True, type=click.Path(file_okay=False, path_type=Path), help="folder for judge.html, tasks.csv and tasks.json")
 @click.option("--per-item", type=click.IntRange(min=1), default=3, show_default=True,
-              help="judgments wanted per item, i.e. annotators per task (import checks it; kappa uses it)")
+              help="judgments wanted per item, i.e. annotators per task (recorded in tasks.json; import warns about items with fewer)")
 @click.option("--gold", type=EXISTING, help="gold examples JSONL for the controls (default: the run's input, if its manifest records it)")
 @click.option("--sample", type=click.IntRange(min=1), help="judge a seeded sample of N records (default: all)")
 @click.option("--seed", default=0, show_default=True, help="seed of the sample, the controls and the order of items")

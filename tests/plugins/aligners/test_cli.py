@@ -40,6 +40,26 @@ def test_eval_and_align(spanaug, tmp_path, capsys):
     assert len(aligned) == 3 and all("pred_span" in a and 0 <= a["score"] <= 1 for a in aligned)
 
 
+def test_eval_align_refuses_existing_outputs_before_aligning(spanaug, tmp_path, monkeypatch, capsys):
+    import spanaug_aligners.cli as commands
+
+    gold = _items(tmp_path / "gold.jsonl")
+    metrics, output = tmp_path / "m.json", tmp_path / "p.jsonl"
+    metrics.write_text("earlier\n")
+    made = []
+    real = commands._aligner
+    monkeypatch.setattr(commands, "_aligner", lambda *args: made.append(args) or real(*args))
+    args = ["eval", "align", "--aligner", "string-match", "--gold", gold, "--metrics", metrics]
+    assert spanaug(*args) == 2
+    assert f"{metrics} exists; pass --overwrite" in " ".join(capsys.readouterr().err.split())
+    assert metrics.read_text() == "earlier\n" and not made  # refused before the aligner was made
+    output.write_text("earlier\n")
+    assert spanaug(*args, "--output", output) == 2 and not made
+    assert spanaug(*args, "--output", output, "--overwrite") == 0 and made
+    assert json.loads(metrics.read_text())["aligner"] == "string-match" and output.read_text() != "earlier\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["gold.jsonl", "m.json", "p.jsonl"]  # no temporary left
+
+
 def test_bad_input_is_one_error_line(spanaug, tmp_path, capsys):
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"id": 1}\n')
@@ -83,3 +103,25 @@ def test_a_heads_threshold_placed_by_the_rate_of_none(spanaug, tmp_path, tiny_en
     assert "threshold" in capsys.readouterr().err
     assert spanaug("train", "aligner-threshold", tmp_path, "--dev", items) == 2
     assert "is not a bert-span head" in capsys.readouterr().err
+
+
+def test_train_aligner_refuses_an_existing_head_before_training(spanaug, tmp_path, tiny_encoder, monkeypatch, capsys):
+    import spanaug_aligners.train as train
+
+    items = _items(tmp_path / "items.jsonl")
+    head = tmp_path / "head"
+    args = ["train", "aligner", "--data", items, "--dev", items, "--out", head, "--encoder", str(tiny_encoder),
+            "--hidden", "8", "--epochs", "1", "--no-links", "--cache-dir", tmp_path / "cache"]
+    assert spanaug(*args) == 0
+    trained = (head / "config.json").read_text()
+    real, calls = train.train_head, []
+    monkeypatch.setattr(train, "train_head", lambda *a, **k: calls.append(a) or real(*a, **k))
+    assert spanaug(*args, "--seed", "1") == 2
+    assert f"{head} exists; pass --overwrite" in " ".join(capsys.readouterr().err.split())
+    assert not calls and (head / "config.json").read_text() == trained
+    (head / "notes.txt").write_text("an earlier head's\n")
+    assert spanaug(*args, "--seed", "1", "--overwrite") == 0 and calls
+    # The folder is replaced whole: nothing of the earlier one is left in it, nothing aside.
+    assert sorted(p.name for p in head.iterdir()) == ["config.json", "head.safetensors"]
+    assert json.loads((head / "config.json").read_text())["training"]["options"]["seed"] == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cache", "head", "items.jsonl"]

@@ -211,7 +211,9 @@ def test_decoder_options_are_checked_before_anything_is_written(tmp_path, cli, c
     text.write_text(TEXT)
     args = ["make-align-data", "--input", text, "--wordnet", wn_dir, "--output", tmp_path / "out.jsonl"]
     assert spanaug(*args, "--set", "device=cuda") == 2
-    assert "--decoder" in capsys.readouterr().err
+    assert "--set is an option of the decoder: name one with --decoder" in capsys.readouterr().err
+    assert spanaug(*args, "--model", "some/model") == 2  # not silently ignored
+    assert "--model is an option of the decoder: name one with --decoder" in capsys.readouterr().err
     assert spanaug(*args, "--decoder", "vdba", "--set", "decoder.beam_size=abc") == 2
     assert "beam_size" in capsys.readouterr().err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["text.txt", "wn"]

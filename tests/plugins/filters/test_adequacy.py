@@ -110,7 +110,7 @@ def test_filter_scores_candidates_and_checks_records(tiny_encoder) -> None:
     assert f.check(fresh, context) == (None if expected >= 0.7 else f"adequacy {expected:.3f} < 0.7")
 
 
-def test_train_adequacy_command_writes_a_model_the_filter_loads(tmp_path, tiny_encoder, capsys) -> None:
+def test_train_adequacy_command_writes_a_model_the_filter_loads(tmp_path, tiny_encoder, monkeypatch, capsys) -> None:
     rows = ["Quality\t#1 ID\t#2 ID\t#1 String\t#2 String"]
     rng = random.Random(1)
     words = "the a cat dog sat on mat saw small big bird red house ran".split()
@@ -126,8 +126,11 @@ def test_train_adequacy_command_writes_a_model_the_filter_loads(tmp_path, tiny_e
     assert model.report["train"]["accuracy"] > 0.9 and model.report["test"] == model.report["train"]
     assert model.report["command"].startswith("spanaug ")  # the command line it was trained with
     capsys.readouterr()
+    encoded = []
+    monkeypatch.setattr("spanaug_filters.adequacy.pairs_features", lambda *a: encoded.append(a))
     assert main(["train", "adequacy", "--train", str(data), "--out", str(out), "--encoder", str(tiny_encoder)]) != 0
     assert "exists; pass --overwrite" in capsys.readouterr().err
+    assert not encoded  # refused before any pair was encoded
     f = AdequacyFilter(AdequacyFilter.Config(model=out))
     assert f.model == model
 

@@ -151,12 +151,34 @@ def test_train_filter_command(spanaug, tmp_path, capsys) -> None:
     test = tmp_path / "other-run.jsonl"
     other = [j.model_copy(update={"kept": j.scores["alignment"] > 0.3}) for j in synthetic(50, 1, prefix="t")]
     test.write_text("".join(j.model_dump_json(exclude_none=True) + "\n" for j in other + synthetic(10, 0)))
-    assert spanaug("train", "filter", "--judgments", path, "--test", test, "--out", out, "--epochs", 100) == 0
+    assert spanaug("train", "filter", "--judgments", path, "--test", test, "--out", out, "--epochs", 100, "--overwrite") == 0
     printed = capsys.readouterr()
     assert "held-out" not in printed.out and "on 50 judgments of" in printed.out  # --test alone: no share held out
     assert "the run's filters" in printed.out  # the test judgments say what the run kept
     assert "10 of the 60 judgments" in printed.err and "ROC AUC" in printed.err
     assert json.loads((out / "config.json").read_text())["training"]["train_items"] == 200
     path.write_text(path.read_text() + '{"id": "x"}\n')
-    assert spanaug("train", "filter", "--judgments", path, "--out", out) == 2
+    assert spanaug("train", "filter", "--judgments", path, "--out", out, "--overwrite") == 2
     assert "judgments.jsonl:201: not a judgment" in capsys.readouterr().err
+
+
+def test_train_filter_refuses_an_existing_out_before_training(spanaug, tmp_path, monkeypatch, capsys) -> None:
+    import spanaug_filters.learned_net as learned_net
+
+    path = tmp_path / "judgments.jsonl"
+    path.write_text("".join(j.model_dump_json() + "\n" for j in synthetic(100, 0)))
+    out = tmp_path / "filter"
+    args = ["train", "filter", "--judgments", path, "--out", out, "--epochs", 20]
+    assert spanaug(*args) == 0
+    saved = (out / "config.json").read_text()
+    real, calls = learned_net.train_filter, []
+    monkeypatch.setattr(learned_net, "train_filter", lambda *a, **k: calls.append(a) or real(*a, **k))
+    assert spanaug(*args, "--seed", 1) == 2
+    assert f"{out} exists; pass --overwrite" in " ".join(capsys.readouterr().err.split())
+    assert not calls and (out / "config.json").read_text() == saved
+    (out / "notes.txt").write_text("an earlier filter's\n")
+    assert spanaug(*args, "--seed", 1, "--overwrite") == 0 and calls
+    # The folder is replaced whole: nothing of the earlier one is left in it, nothing aside.
+    assert sorted(p.name for p in out.iterdir()) == ["config.json", "filter.safetensors"]
+    assert json.loads((out / "config.json").read_text())["training"]["options"]["seed"] == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["filter", "judgments.jsonl"]
