@@ -18,9 +18,10 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from spanaug_core.cli import overwrite_option
 from spanaug_core.console import note, out_console, progress_callback
 from spanaug_core.errors import ConfigError
-from spanaug_core.files import ensure_folder, replace_json
+from spanaug_core.files import atomic_output, ensure_folder, output_target, replace_json
 
 if TYPE_CHECKING:
     from spanaug_experiments.curve import CurveOptions
@@ -145,7 +146,8 @@ def unseen_targets(examples: Sequence[Any], seen: set[Any], key: str, roles: Seq
               help="the first seed trained, to extend a curve in another folder or on another machine (`summarize` joins them)")
 @click.option("--filter", "filters", multiple=True, metavar="SPEC",
               help="filter of the records the filtered condition adds: a name or '{name: similarity, floor: 0.8}' (repeatable)")
-@click.option("--rewrite-role", "rewrite_roles", multiple=True, help="lexsub, --unseen: the role of the rewritten span  [default: the run's rewrite_roles]")
+@click.option("--rewrite-role", "rewrite_roles", multiple=True, metavar="ROLE",
+              help="lexsub, --unseen: a role of the rewritten spans (repeatable)  [default: the run's rewrite_roles]")
 @click.option("--unseen", "unseen_key", metavar="ATTR",
               help="also score the test targets whose attrs[ATTR] the cell's gold data never holds (frame-id: lu)")
 @click.option("--set", "assignments", multiple=True, metavar="KEY=VALUE", help="trainer.OPTION=V or dataset.OPTION=V, e.g. trainer.epochs=15")
@@ -349,16 +351,24 @@ def _print_summary(points: Sequence[Any], conditions: Sequence[str], comparisons
 @click.option("--dataset", required=True, help="format of --input (e.g. jsonl)")
 @click.option("--input", "input_path", required=True, type=EXISTING, help="the source examples the run augmented")
 @click.option("--output", required=True, type=click.Path(dir_okay=False, path_type=Path), help="JSONL file to write")
-@click.option("--rewrite-role", "rewrite_roles", multiple=True, help="role of the rewritten span  [default: the run's rewrite_roles]")
+@overwrite_option
+@click.option("--rewrite-role", "rewrite_roles", multiple=True, metavar="ROLE",
+              help="a role of the rewritten spans (repeatable)  [default: the run's rewrite_roles]")
 @click.option("--filter", "filters", multiple=True, metavar="SPEC", help="filter applied to the records first (repeatable)")
 def lexsub_command(
-    augmented: Path, dataset: str, input_path: Path, output: Path, rewrite_roles: tuple[str, ...], filters: tuple[str, ...]
+    augmented: Path, dataset: str, input_path: Path, output: Path, overwrite: bool, rewrite_roles: tuple[str, ...],
+    filters: tuple[str, ...],
 ) -> None:
-    """Write the lexical-substitution baseline of a run: source sentences with only the aligned span swapped in."""
+    """Write the lexical-substitution baseline of a run: source sentences with only the aligned span swapped in.
+
+    The --output file appears only once written whole; an existing one is refused unless --overwrite.
+    """
     from spanaug_core.plugins import create
 
+    output_target(output, overwrite)  # refused before the records are read and filtered, not after
     pool = list(create("dataset", dataset).read(input_path))
     additions, counts = load_additions(augmented, pool, _filter_specs(filters), ("lexsub",), rewrite_roles or None, "filtered")
-    count = create("dataset", "jsonl").write((e for examples in additions["lexsub"].values() for e in examples), output)
+    with atomic_output(output, overwrite) as partial:
+        count = create("dataset", "jsonl").write((e for examples in additions["lexsub"].values() for e in examples), partial)
     note(", ".join(f"{k} {v}" for k, v in counts.items()))
     note(f"wrote {count} substituted examples to {output}")

@@ -1,7 +1,8 @@
 """CLI commands of the FrameNet plugin: make the from-scratch seed, score a run against it.
 
 ``spanaug convert framenet-seed`` writes ``seed.jsonl`` (the examples to augment) and
-``seed-lus.json`` (seed and held-out LUs per frame) into a folder;
+``seed-lus.json`` (seed and held-out LUs per frame) into a folder, both or neither, and
+replaces earlier ones only with ``--overwrite``;
 ``spanaug eval framenet-lus --seed FOLDER --run OUT/`` prints precision and recall of
 the LUs the run found, and the run's statistics (Table 4 of Culkin et al.).
 """
@@ -13,6 +14,8 @@ from pathlib import Path
 
 import click
 
+from spanaug_core.cli import overwrite_option
+
 SEED_LUS = "seed-lus.json"
 SEED_EXAMPLES = "seed.jsonl"
 
@@ -23,15 +26,22 @@ SEED_EXAMPLES = "seed.jsonl"
 @click.option("--frames", "n_frames", default=20, show_default=True, help="earliest-created frames to keep")
 @click.option("--lus", "n_lus", default=3, show_default=True, help="earliest-created annotated LUs per frame")
 @click.option("--annotations", "n_annotations", default=3, show_default=True, help="earliest annotations per LU")
-def framenet_seed(input_path: Path | None, output: Path, n_frames: int, n_lus: int, n_annotations: int) -> None:
-    """Write the FrameNet from-scratch seed (Culkin et al. §6.1) and its held-out LUs."""
+@overwrite_option
+def framenet_seed(input_path: Path | None, output: Path, n_frames: int, n_lus: int, n_annotations: int, overwrite: bool) -> None:
+    """Write the FrameNet from-scratch seed and held-out LUs.
+
+    The ablation is Culkin et al. 2021, §6.1. Both files are written aside and moved into
+    the --output folder together; an existing seed.jsonl or seed-lus.json is refused unless
+    --overwrite (other files in the folder stay).
+    """
     from spanaug_framenet.ablation import select_seed
 
     from spanaug_core.console import note
-    from spanaug_core.files import ensure_folder, replace_files
+    from spanaug_core.files import output_target, replace_files
 
+    for name in (SEED_EXAMPLES, SEED_LUS):
+        output_target(output / name, overwrite)  # refused (and the folder made) before FrameNet is read
     seed = select_seed(input_path, n_frames, n_lus, n_annotations)
-    ensure_folder(output)
     replace_files(output, {
         SEED_EXAMPLES: "".join(example.model_dump_json() + "\n" for example in seed.examples),
         SEED_LUS: json.dumps(seed.manifest(), indent=1, sort_keys=True) + "\n",
@@ -41,7 +51,8 @@ def framenet_seed(input_path: Path | None, output: Path, n_frames: int, n_lus: i
 
 
 @click.command("framenet-lus")
-@click.option("--seed", "seed_dir", required=True, type=click.Path(path_type=Path), help="folder written by `spanaug convert framenet-seed`")
+@click.option("--seed", "seed_dir", required=True, type=click.Path(path_type=Path), metavar="FOLDER",
+              help="the seed folder `spanaug convert framenet-seed` wrote (not a random seed)")
 @click.option("--run", "run", required=True, type=click.Path(path_type=Path), help="run folder (augmented.jsonl) or the file itself")
 @click.option("--json", "as_json", is_flag=True, help="print the numbers as JSON")
 def framenet_lus(seed_dir: Path, run: Path, as_json: bool) -> None:

@@ -19,12 +19,18 @@ EXISTING = click.Path(exists=True, dir_okay=False, path_type=Path)
 
 @click.command("report")
 @click.argument("run_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
-@click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path), help="HTML file to write  [default: RUN_DIR/report.html]")
-@click.option("--judgments", type=EXISTING, help="judgments JSONL of `spanaug judge import`: adds precision/recall of filtering rules (Table 4)")
+@click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path),
+              help="HTML file to write, replaced if it exists  [default: RUN_DIR/report.html]")
+@click.option("--judgments", type=EXISTING,
+              help="judgments JSONL of `spanaug judge import`: adds precision/recall of filtering rules (Culkin et al. 2021, Table 4)")
 @click.option("--limit", type=click.IntRange(min=1), default=500, show_default=True, help="records shown side by side (charts and tables count all)")
 @click.option("--source", type=EXISTING, help="source examples JSONL (default: read the run's input again, as its manifest records it)")
 def report_command(run_dir: Path, output: Path | None, judgments: Path | None, limit: int, source: Path | None) -> None:
-    """Write a static HTML report of RUN_DIR: records side by side, score histograms, filters, diversity."""
+    """Write a static HTML report of RUN_DIR: records side by side, score histograms, filters, diversity.
+
+    An earlier report at the output (RUN_DIR/report.html by default) is replaced: a report is
+    remade at will, so there is no --overwrite. The page is written aside and moved into place.
+    """
     from spanaug_core.output import AUGMENTED
     from spanaug_shared.judgments import read_judgments
     from spanaug_shared.postag import TaggerChoice, find_tagger

@@ -23,9 +23,11 @@ import spanaug_expanders
 import spanaug_jsonl
 from doubles import DoublesPlugin, write_examples
 
+from spanaug_core.cli import main
 from spanaug_core.config import load_run_config
 from spanaug_core.plugins import Registry
 from spanaug_core.run import execute
+from spanaug_shared.postag import find_tagger
 
 EARLIER = b"an earlier output, to be kept\n"
 
@@ -139,6 +141,50 @@ def test_predict(cli, monkeypatch, tmp_path, tiny_encoder) -> None:
     (folder / "x.jsonl").write_bytes(EARLIER)
     stopped_midway(spanaug, Stop(monkeypatch, jsonl, "example_to_json", folder), "predict", "--model", model, "--dataset", "conll-ner",
                    "--input", data, "--to", "jsonl", "--output", folder / "x.jsonl", "--overwrite")
+
+
+def test_decode(doubles_cli, monkeypatch, tmp_path) -> None:
+    import spanaug_decoders.commands as decode
+
+    folder = tmp_path / "out"
+    folder.mkdir()
+    (folder / "x.jsonl").write_bytes(EARLIER)
+    stopped_midway(lambda *args: main([str(a) for a in args]), Stop(monkeypatch, decode, "_result_line", folder), "decode",
+                   "--decoder", "synonym", "--no-expand", "they buy it", "we buy a car", "--output", folder / "x.jsonl", "--overwrite")
+
+
+@pytest.mark.skipif(find_tagger().tagger is None, reason="no POS tagger installed (pip install 'spanaug[pos]')")
+def test_experiment_lexsub(cli, monkeypatch, tmp_path) -> None:
+    import spanaug_jsonl.dataset as jsonl
+
+    sources = [("she bought a car .", "she purchased a car ."), ("he bought a house .", "he purchased a house .")]
+    (tmp_path / "src.jsonl").write_text("".join(
+        json.dumps({"id": f"s{i}", "tokens": text.split(), "spans": [{"start": 1, "end": 2, "label": "Commerce_buy", "role": "target"}]}) + "\n"
+        for i, (text, _) in enumerate(sources)))
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "augmented.jsonl").write_text("".join(
+        json.dumps({"id": f"s{i}/it1", "source_id": f"s{i}", "target": 0, "iteration": 1, "tokens": text.split(), "text": text,
+                    "spans": [{"start": 1, "end": 2, "label": "Commerce_buy", "role": "target"}], "scores": {}, "constraints": {}}) + "\n"
+        for i, (_, text) in enumerate(sources)))
+    folder = tmp_path / "out"
+    folder.mkdir()
+    (folder / "x.jsonl").write_bytes(EARLIER)
+    stopped_midway(cli("experiments,jsonl"), Stop(monkeypatch, jsonl, "example_to_json", folder), "experiment", "lexsub",
+                   "--augmented", tmp_path / "run", "--dataset", "jsonl", "--input", tmp_path / "src.jsonl",
+                   "--output", folder / "x.jsonl", "--overwrite")
+
+
+def test_convert_framenet_seed(cli, monkeypatch, tmp_path) -> None:
+    import spanaug_core.files as files
+    from spanaug_framenet.release import SAMPLE
+
+    spanaug = cli("framenet")
+    folder = tmp_path / "seed"
+    args = ["convert", "framenet-seed", "--input", SAMPLE, "--output", folder, "--frames", 3, "--lus", 1, "--annotations", 2]
+    assert spanaug(*args) == 0
+    (folder / "notes.txt").write_bytes(EARLIER)
+    # Both files are written aside, then moved in: stopped as the first is moved.
+    stopped_midway(spanaug, Stop(monkeypatch, files.os, "replace", folder, at=1), *args, "--overwrite")
 
 
 @pytest.fixture

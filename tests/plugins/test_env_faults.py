@@ -64,6 +64,8 @@ COMMANDS: dict[str, Callable[..., tuple[list[object], Path]]] = {
                                              t / "o" / "p.jsonl"], t / "o" / "p.jsonl"),
     "eval align --metrics": lambda t, s, e: (["eval", "align", "--aligner", "string-match", "--gold", items(t), "--metrics",
                                               t / "o" / "m.json"], t / "o" / "m.json"),
+    "decode": lambda t, s, e: (["decode", "--decoder", "synonym", "--no-expand", "they buy a car", "--output", t / "o" / "d.jsonl"],
+                               t / "o" / "d.jsonl"),
     "convert framenet-seed": lambda t, s, e: (["convert", "framenet-seed", "--output", t / "o", "--frames", "2", "--lus", "1",
                                                "--annotations", "1"], t / "o" / "seed.jsonl"),
     "judge export": lambda t, s, e: (["judge", "export", a_run(t, s), "--output", t / "o"], t / "o" / "tasks.json"),

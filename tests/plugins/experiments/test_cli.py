@@ -167,10 +167,28 @@ def test_lexsub_command_writes_the_baseline(spanaug, tmp_path, capsys) -> None:
                                       "spans": [{"start": 1, "end": 2, "label": "Commerce_buy", "role": "target", "group": "1"}],
                                       "scores": {}, "constraints": {}}])
     out = tmp_path / "lexsub.jsonl"
-    assert spanaug("experiment", "lexsub", "--augmented", run, "--dataset", "jsonl", "--input", tmp_path / "src.jsonl", "--output", out) == 0
+    args = ["experiment", "lexsub", "--augmented", run, "--dataset", "jsonl", "--input", tmp_path / "src.jsonl", "--output", out]
+    assert spanaug(*args) == 0
     (row,) = [json.loads(line) for line in out.read_text().splitlines()]
     assert row["tokens"] == ["she", "purchased", "a", "car", "."] and row["meta"]["source_id"] == "s1"
     assert "lexsub: kept 1" in capsys.readouterr().err
+    # Written again: refused, then replaced with --overwrite, and nothing left beside it.
+    out.write_text("earlier\n")
+    assert spanaug(*args) == 2 and out.read_text() == "earlier\n"
+    assert capsys.readouterr().err == f"error: {out} exists; pass --overwrite to replace it, or choose another output\n"
+    assert spanaug(*args, "--overwrite") == 0 and json.loads(out.read_text()) == row
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["lexsub.jsonl", "run", "src.jsonl"]
+
+
+def test_lexsub_refuses_an_existing_output_before_reading_anything(spanaug, tmp_path, capsys) -> None:
+    out = tmp_path / "lexsub.jsonl"
+    out.write_text("earlier\n")
+    (tmp_path / "run").mkdir()  # no augmented.jsonl, and a source file that is no JSONL: neither is read
+    (tmp_path / "src.jsonl").write_text("not json\n")
+    assert spanaug("experiment", "lexsub", "--augmented", tmp_path / "run", "--dataset", "jsonl", "--input", tmp_path / "src.jsonl",
+                   "--output", out) == 2
+    assert capsys.readouterr().err == f"error: {out} exists; pass --overwrite to replace it, or choose another output\n"
+    assert out.read_text() == "earlier\n"
 
 
 def _results(path, rows) -> None:

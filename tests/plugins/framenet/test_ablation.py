@@ -12,7 +12,7 @@ from spanaug_framenet.ablation import lu_form, select_seed
 from spanaug_framenet.reader import FrameNetReader
 from spanaug_framenet.release import NAMESPACE, SAMPLE
 
-from spanaug_core.cli import cli
+from spanaug_core.cli import cli, main
 from spanaug_core.errors import DataError
 from spanaug_core.plugins import Registry
 
@@ -57,6 +57,23 @@ def test_seed_parses_only_the_lu_files_of_the_lus_it_chooses(tmp_path: Path) -> 
 def test_lu_form_lemmatizes_triggers() -> None:
     assert lu_form("Reached", "v") == "reach.v"
     assert lu_form("arrivals", "n") == "arrival.n"
+
+
+def test_the_seed_command_refuses_an_earlier_seed_unless_overwrite(tmp_path: Path, capsys) -> None:
+    seed_dir = tmp_path / "seed"
+    args = ["convert", "framenet-seed", "--input", str(SAMPLE), "--output", str(seed_dir), "--frames", "3", "--lus", "1", "--annotations", "2"]
+    assert main(args) == 0
+    (seed_dir / "seed.jsonl").write_text("earlier\n")
+    (seed_dir / "notes.txt").write_text("mine\n")
+    lus = (seed_dir / "seed-lus.json").read_bytes()
+    # Refused before FrameNet is read: a release folder that is not there goes unnoticed.
+    assert main([*args[:3], str(tmp_path / "no-release"), *args[4:]]) == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        f"error: {seed_dir / 'seed.jsonl'} exists; pass --overwrite to replace it, or choose another output")
+    assert (seed_dir / "seed.jsonl").read_text() == "earlier\n" and (seed_dir / "seed-lus.json").read_bytes() == lus
+    assert main([*args, "--overwrite"]) == 0
+    assert (seed_dir / "seed.jsonl").read_text() != "earlier\n" and (seed_dir / "seed-lus.json").read_bytes() == lus
+    assert sorted(p.name for p in seed_dir.iterdir()) == ["notes.txt", "seed-lus.json", "seed.jsonl"]
 
 
 def test_eval_command_scores_a_run(tmp_path: Path) -> None:

@@ -235,6 +235,16 @@ def test_the_command_writes_the_page_and_says_what_it_left_out(spanaug, run_dir:
     assert "no POS tagger is installed (test)" in err and f"wrote {run_dir / 'report.html'}: 2 of 4 records" in err
 
 
+def test_an_earlier_report_is_replaced_as_the_help_says(spanaug, run_dir: Path, capsys) -> None:
+    (run_dir / "report.html").write_text("earlier\n", encoding="utf-8")
+    assert spanaug("report", run_dir) == 0
+    assert (run_dir / "report.html").read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+    capsys.readouterr()
+    assert spanaug("report", "--help") == 0
+    shown = " ".join(capsys.readouterr().out.split())
+    assert "replaced if it exists" in shown and "(Culkin et al. 2021, Table 4)" in shown
+
+
 def test_without_sources_the_page_says_why(spanaug, run_dir: Path, tmp_path: Path, capsys) -> None:
     (tmp_path / "sources.jsonl").unlink()
     out = tmp_path / "elsewhere" / "r.html"
