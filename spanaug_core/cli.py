@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, Union, get_args, get_
 
 import click
 from pydantic.fields import FieldInfo
+from rich.markup import escape
 
 from spanaug_core import __version__
 from spanaug_core.console import error, note, out_console
@@ -183,7 +184,7 @@ def run_command(
     out_console.print(
         f"[bold green]done[/]: {counts['examples']} examples, {counts['jobs']} spans{skipped} -> "
         f"{counts['accepted']} accepted{runners_up}, {counts['rejected']} rejected; stopped early: {stopped}; "
-        f"decode {counts['decode_s']:.1f}s, align {counts['align_s']:.1f}s, score {counts['score_s']:.1f}s -> {summary.output}/augmented.jsonl"
+        f"decode {counts['decode_s']:.1f}s, align {counts['align_s']:.1f}s, score {counts['score_s']:.1f}s -> {escape(str(summary.output))}/augmented.jsonl"
     )
     if summary.reader_warnings:
         note(f"{_repairs(config.dataset.name, summary.reader_warnings)} (the manifest's reader_warnings)")
@@ -357,7 +358,7 @@ def train_group(
     ensure_folder(out)
     replace_json(out / "metrics.json", metrics, indent=2)
     shown = ", ".join(f"{k} {v:.4g}" for k, v in metrics.items() if k.endswith("f1") or k == "epochs_run")
-    out_console.print(f"[bold green]done[/]: {trainer_name} model saved in {out}; {shown or 'no dev scores'}")
+    out_console.print(f"[bold green]done[/]: {escape(trainer_name)} model saved in {escape(str(out))}; {shown or 'no dev scores'}")
 
 
 @cli.group("eval")

@@ -16,6 +16,7 @@ Precedence, lowest first: defaults, the config file (TOML or YAML), command-line
 
 from __future__ import annotations
 
+import difflib
 import tomllib
 from collections.abc import Iterable
 from pathlib import Path
@@ -124,6 +125,34 @@ RunConfig: type[_RunSettings] = create_model(  # type: ignore[call-overload]
 )
 
 
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """YAML's safe loader, refusing a key given twice in one table: the second would win
+    silently, where TOML refuses it."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if isinstance(key, str) and key in seen:
+                raise yaml.constructor.ConstructorError(None, None, f"the key {key!r} is given twice", key_node.start_mark)
+            seen.add(key)
+        return super().construct_mapping(node, deep)
+
+
+def _yaml(text: str) -> Any:
+    return yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader
+
+
+def _yaml_problem(exc: yaml.YAMLError) -> str:
+    """A YAML error on one line, with its line and column (PyYAML's own text spans several
+    lines, draws a caret and names the text as "<unicode string>")."""
+    if not isinstance(exc, yaml.MarkedYAMLError) or exc.problem_mark is None:
+        return " ".join(str(exc).split())
+    mark = exc.problem_mark
+    context = f"{exc.context}: " if exc.context else ""
+    return f"{context}{exc.problem} (at line {mark.line + 1}, column {mark.column + 1})"
+
+
 def load_file(path: Path) -> dict[str, Any]:
     """Read a TOML or YAML config file into a plain dict."""
     if not path.is_file():
@@ -136,21 +165,29 @@ def load_file(path: Path) -> dict[str, Any]:
         if path.suffix.lower() == ".toml":
             data = tomllib.loads(text)
         elif path.suffix.lower() in (".yaml", ".yml"):
-            data = yaml.safe_load(text) or {}
+            data = _yaml(text) or {}
         else:
             raise ConfigError(f"config file {path}: expected a .toml, .yaml or .yml file")
-    except (tomllib.TOMLDecodeError, yaml.YAMLError) as exc:
+    except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"config file {path}: {exc}") from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"config file {path}: {_yaml_problem(exc)}") from None
     if not isinstance(data, dict):
         raise ConfigError(f"config file {path}: expected a table of settings at the top level")
     return data
 
 
 def parse_value(text: str) -> Any:
-    """A ``--set`` value as YAML reads a scalar or flow list: 8, 0.5, true, [a, b], text."""
+    """A ``--set`` value as YAML reads a scalar or flow list: 8, 0.5, true, [a, b], text.
+
+    Text YAML cannot read stays text (``a: b: c``), unless it opens a list or a table: a
+    bracket left open is a slip to report, not a name to look up.
+    """
     try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError:
+        return _yaml(text)
+    except yaml.YAMLError as exc:
+        if text.lstrip().startswith(("[", "{")):
+            raise ConfigError(f"{text!r} is not a valid YAML list or table: {_yaml_problem(exc)}") from None
         return text
 
 
@@ -161,7 +198,11 @@ def parse_assignments(assignments: Iterable[str]) -> dict[str, Any]:
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
             raise ConfigError(f"--set {item!r}: expected KEY=VALUE, e.g. decoder.beam_size=8")
-        set_path(tree, key.strip(), parse_value(value))
+        try:
+            parsed = parse_value(value)
+        except ConfigError as exc:
+            raise ConfigError(f"--set {key.strip()}: {exc}") from None
+        set_path(tree, key.strip(), parsed)
     return tree
 
 
@@ -199,19 +240,32 @@ def load_run_config(
 ) -> RunConfig:
     """Build the run config: defaults < file < flags (dotted keys) < ``--set`` assignments."""
     data: dict[str, Any] = load_file(config_file) if config_file else {}
+    # Where each setting's value came from, the last to set anything under it: an error
+    # names that, not the config file for a value a flag gave.
+    origin = dict.fromkeys(data, str(config_file))
     for dotted, value in (flags or {}).items():
         if value is not None:
             set_path(data, dotted, value)
-    data = merge(data, parse_assignments(assignments))
+            origin[dotted.split(".")[0]] = "a flag"
+    assigned = parse_assignments(assignments)
+    origin.update(dict.fromkeys(assigned, "--set"))
+    data = merge(data, assigned)
     try:
         return RunConfig(**data)
     except ValidationError as exc:
-        problems = []
-        for err in exc.errors():
-            loc = ".".join(str(p) for p in err["loc"])
-            if err["type"] == "extra_forbidden":
-                problems.append(f"unknown setting '{loc}' (settings: {', '.join(sorted(RunConfig.model_fields))})")
-            else:
-                problems.append(f"setting '{loc}': {err['msg']} (got {err.get('input')!r})")
-        source = f" in {config_file}" if config_file else ""
-        raise ConfigError(f"run config{source}: " + "; ".join(problems)) from None
+        raise ConfigError("run config: " + "; ".join(_problem(err, origin) for err in exc.errors())) from None
+
+
+def _problem(err: Any, origin: dict[str, str]) -> str:
+    """One validation error of a run config, naming the setting, where its value came from and what it takes."""
+    loc = ".".join(str(p) for p in err["loc"])
+    where = f" (from {origin[str(err['loc'][0])]})" if err["loc"] and str(err["loc"][0]) in origin else ""
+    if err["type"] == "extra_forbidden":
+        close = difflib.get_close_matches(str(err["loc"][0]).replace("-", "_"), list(RunConfig.model_fields), n=1)
+        hint = f"did you mean '{close[0]}'?" if close else f"settings: {', '.join(sorted(RunConfig.model_fields))}"
+        return f"unknown setting '{loc}'{where}; {hint}"
+    sections = {section.key: section for _, section in SECTIONS}
+    if len(err["loc"]) == 1 and loc in sections and not isinstance(err.get("input"), (str, dict, list)):
+        what = "a list of names or tables" if sections[loc].many else "a name, or a table with its name and options"
+        return f"setting '{loc}'{where}: expected {what} (got {err.get('input')!r})"
+    return f"setting '{loc}'{where}: {err['msg']} (got {err.get('input')!r})"

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -39,14 +40,20 @@ err_console = _console(stderr=True)
 out_console = _console(stderr=False)
 
 
+def tagged(tag: str, style: str, message: str) -> None:
+    """Print ``tag: message`` on stderr, the tag in ``style``. The message is printed as
+    written: its brackets ("[PER]", a YAML list) are text, not rich markup."""
+    err_console.print(f"[{style}]{tag}:[/] {escape(message)}", markup=True, soft_wrap=True)
+
+
 def error(message: str) -> None:
     """Print one red error line on stderr."""
-    err_console.print(f"[bold red]error:[/] {message}", markup=True, soft_wrap=True)
+    tagged("error", "bold red", message)
 
 
 def note(message: str) -> None:
     """Print one dim informational line on stderr."""
-    err_console.print(f"[dim]{message}[/]", markup=True, soft_wrap=True)
+    err_console.print(f"[dim]{escape(message)}[/]", markup=True, soft_wrap=True)
 
 
 class _RateColumn(TextColumn):

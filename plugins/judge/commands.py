@@ -18,7 +18,7 @@ from typing import Any
 import click
 
 from spanaug_core.cli import overwrite_option
-from spanaug_core.console import err_console, note, out_console
+from spanaug_core.console import note, out_console, tagged
 from spanaug_core.errors import DataError, SpanaugError
 from spanaug_core.files import atomic_output, ensure_folder, replace_files
 from spanaug_core.types import Example
@@ -27,7 +27,7 @@ EXISTING = click.Path(exists=True, dir_okay=False, path_type=Path)
 
 
 def _warn(message: str) -> None:
-    err_console.print(f"[bold yellow]warning:[/] {message}", markup=True, soft_wrap=True)
+    tagged("warning", "bold yellow", message)
 
 
 def _percent(share: float) -> str:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from spanaug_core.console import err_console, note
+from spanaug_core.console import note, tagged
 from spanaug_core.files import atomic_output
 
 EXISTING = click.Path(exists=True, dir_okay=False, path_type=Path)
@@ -51,7 +51,7 @@ def report_command(run_dir: Path, output: Path | None, judgments: Path | None, l
     with atomic_output(output, overwrite=True) as partial:  # a report is remade at will, never half-written
         partial.write_text(page, encoding="utf-8")
     for line in run.notes + [u.description for u in used if u.tagger is None]:
-        err_console.print(f"[bold yellow]note:[/] {line}", markup=True, soft_wrap=True)
+        tagged("note", "bold yellow", line)
     shown = min(limit, len(run.records))
     note(f"wrote {output}: {shown} of {len(run.records)} records of {run_dir / AUGMENTED} shown"
          + (f", POS by {used[0].description}" if used and used[0].tagger is not None else ""))

@@ -250,3 +250,10 @@ def test_list_shows_the_run_presets_each_dataset_offers(cli_registry, capsys) ->
     assert {("framenet", "precise"), ("framenet", "more"), ("conll-srl", "precise"), ("conll-ner", "more"), ("jsonl", "precise")} <= set(presets)
     assert "frame-lexicon" in presets[("framenet", "precise")]["settings"]["filters"]
     assert any(r["kind"] == "dataset" for r in rows)  # the components too
+
+
+def test_an_error_with_brackets_prints_them(tmp_path, capsys) -> None:
+    """Messages are text, not rich markup: "[frame-lexicon" must not vanish as an unknown tag."""
+    assert main(["run", "--dataset", "jsonl", "--input", str(tmp_path / "x.jsonl"), "--output", str(tmp_path / "o"),
+                 "--set", "filters=[frame-lexicon"]) == 2
+    assert "error: --set filters: '[frame-lexicon' is not a valid YAML list or table" in capsys.readouterr().err

@@ -56,14 +56,38 @@ def test_set_values_are_typed() -> None:
 
 
 def test_errors_name_the_setting(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match=r"setting 'iterations': .*greater than or equal to 1 \(got 0\)"):
+    with pytest.raises(ConfigError, match=r"setting 'iterations' \(from a flag\): .*greater than or equal to 1 \(got 0\)"):
         load_run_config(None, {"iterations": 0})
-    with pytest.raises(ConfigError, match=r"unknown setting 'iteratons'"):
+    with pytest.raises(ConfigError, match=r"unknown setting 'iteratons' \(from --set\); did you mean 'iterations'\?"):
         load_run_config(None, {}, ["iteratons=3"])
     bad = tmp_path / "bad.toml"
     bad.write_text("iterations = [")
     with pytest.raises(ConfigError, match=r"config file .*bad.toml"):
         load_run_config(bad)
+    # A bad value is blamed on where it came from, not on the config file beside it.
+    good = tmp_path / "good.toml"
+    good.write_text("iterations = 2\ntop-m = 3\n")
+    with pytest.raises(ConfigError, match=r"unknown setting 'top-m' \(from .*good.toml\); did you mean 'top_m'\?"):
+        load_run_config(good)
+    good.write_text("iterations = 2\n")
+    with pytest.raises(ConfigError, match=r"^run config: setting 'iterations' \(from --set\)"):
+        load_run_config(good, {}, ["iterations=0"])
+    with pytest.raises(ConfigError, match=r"setting 'decoder' \(from --set\): expected a name, or a table with its name and options \(got None\)"):
+        load_run_config(None, {}, ["decoder="])
+
+
+def test_yaml_slips_are_one_line_with_the_file_line_and_column(tmp_path: Path) -> None:
+    config = tmp_path / "run.yaml"
+    config.write_text("top_m: [3\nbeam: 2\n")
+    with pytest.raises(ConfigError, match=r"^config file .*run.yaml: while parsing a flow sequence: .*\(at line 2, column 5\)$"):
+        load_run_config(config)
+    config.write_text("iterations: 2\niterations: 3\n")  # TOML refuses it; YAML would keep the second silently
+    with pytest.raises(ConfigError, match=r"run.yaml: the key 'iterations' is given twice \(at line 2, column 1\)"):
+        load_run_config(config)
+    # A --set value that opens a list or a table and does not close it is a slip, not a name.
+    with pytest.raises(ConfigError, match=r"^--set filters: '\[frame-lexicon' is not a valid YAML list or table"):
+        parse_assignments(["filters=[frame-lexicon"])
+    assert parse_assignments(["input=a: b: c"]) == {"input": "a: b: c"}  # text YAML cannot read stays text
     with pytest.raises(ConfigError, match="does not exist"):
         load_run_config(tmp_path / "none.toml")
 
