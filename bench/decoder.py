@@ -20,6 +20,7 @@ import platform
 import re
 import time
 from pathlib import Path
+from typing import Any
 
 import torch
 
@@ -95,15 +96,17 @@ def main() -> None:
     opts = dict(model=args.model, beam_size=args.beam, max_length=args.max_length, dtype=args.dtype, device=args.device)
     n = args.sentences
     adapter = create("decoder", "vdba", **opts).adapter  # load once; every configuration below shares it
-    runs: dict[str, tuple[float, list]] = {}
+    runs: dict[str, tuple[float, list, dict]] = {}
 
-    def make(name: str = "vdba", **o: object) -> ConstrainedDecoder:
+    # The decoders here share one loaded adapter and report their stats: attributes of the
+    # HF decoders' private base, not of the ConstrainedDecoder protocol.
+    def make(name: str = "vdba", **o: object) -> Any:
         """A decoder with these options over the adapter loaded above."""
         decoder = create("decoder", name, **{**opts, "batch_size": n, **o})
         decoder._adapter = adapter
         return decoder
 
-    def run(label: str, decoder: ConstrainedDecoder, kind: str) -> None:
+    def run(label: str, decoder: Any, kind: str) -> None:
         reqs = requests(kind, n)
         seconds, results = timed(decoder, reqs, args.nbest)
         runs[label] = (seconds, results, dict(decoder.stats))

@@ -309,7 +309,7 @@ def options_of(kind: str, assignments: tuple[str, ...]) -> dict[str, object]:
     help="trainer.OPTION=VALUE or dataset.OPTION=VALUE, e.g. trainer.epochs=10",
 )
 @click.option("--progress/--no-progress", default=None, help="show progress bars  [default: when stderr is a terminal]")
-@click.option("--overwrite", is_flag=True, help="train into --out though it holds files (an earlier model's are replaced)")
+@click.option("--overwrite", is_flag=True, help="train into --out though it holds files (those the trainer writes are replaced, others stay)")
 @click.pass_context
 def train_group(
     ctx: click.Context,
@@ -331,6 +331,8 @@ def train_group(
     other training as sub-commands (e.g. `spanaug train aligner`).
     """
     if ctx.invoked_subcommand is not None:
+        if overwrite:  # else it would be dropped unseen: the sub-command has its own
+            raise click.UsageError(f"--overwrite goes after the sub-command: spanaug train {ctx.invoked_subcommand} ... --overwrite")
         return
     flags = (("--trainer", trainer_name), ("--dataset", dataset), ("--train", train_path), ("--out", out))
     missing = [flag for flag, value in flags if value is None]

@@ -130,12 +130,16 @@ class _UniqueKeyLoader(yaml.SafeLoader):
     silently, where TOML refuses it."""
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-        seen: set[Any] = set()
+        seen: set[str] = set()
         for key_node, _ in node.value:
+            # A merge key (<<) is no setting, and a complex key is PyYAML's to refuse.
+            if not isinstance(key_node, yaml.ScalarNode) or key_node.tag == "tag:yaml.org,2002:merge":
+                continue
             key = self.construct_object(key_node, deep=deep)
-            if isinstance(key, str) and key in seen:
-                raise yaml.constructor.ConstructorError(None, None, f"the key {key!r} is given twice", key_node.start_mark)
-            seen.add(key)
+            if isinstance(key, str):
+                if key in seen:
+                    raise yaml.constructor.ConstructorError(None, None, f"the key {key!r} is given twice", key_node.start_mark)
+                seen.add(key)
         return super().construct_mapping(node, deep)
 
 
@@ -180,13 +184,17 @@ def load_file(path: Path) -> dict[str, Any]:
 def parse_value(text: str) -> Any:
     """A ``--set`` value as YAML reads a scalar or flow list: 8, 0.5, true, [a, b], text.
 
-    Text YAML cannot read stays text (``a: b: c``), unless it opens a list or a table: a
-    bracket left open is a slip to report, not a name to look up.
+    Text YAML cannot read stays text (``a: b: c``, ``{text} - rewrite it``), unless it is
+    meant as a list or a table: a bracket left open, or a value wrapped in one, is a slip to
+    report, not a name to look up.
     """
     try:
         return _yaml(text)
     except yaml.YAMLError as exc:
-        if text.lstrip().startswith(("[", "{")):
+        body = text.strip()
+        wrapped = body[:1] + body[-1:] in ("[]", "{}")
+        left_open = body.count("[") > body.count("]") or body.count("{") > body.count("}")
+        if body.startswith(("[", "{")) and (wrapped or left_open):
             raise ConfigError(f"{text!r} is not a valid YAML list or table: {_yaml_problem(exc)}") from None
         return text
 

@@ -12,7 +12,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from rich.console import Console
-from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -42,8 +41,8 @@ out_console = _console(stderr=False)
 
 def tagged(tag: str, style: str, message: str) -> None:
     """Print ``tag: message`` on stderr, the tag in ``style``. The message is printed as
-    written: its brackets ("[PER]", a YAML list) are text, not rich markup."""
-    err_console.print(f"[{style}]{tag}:[/] {escape(message)}", markup=True, soft_wrap=True)
+    written: its brackets ("[PER]", a YAML list) and backslashes are text, not rich markup."""
+    err_console.print(Text.assemble((f"{tag}:", style), " ", message), soft_wrap=True)
 
 
 def error(message: str) -> None:
@@ -53,7 +52,7 @@ def error(message: str) -> None:
 
 def note(message: str) -> None:
     """Print one dim informational line on stderr."""
-    err_console.print(f"[dim]{escape(message)}[/]", markup=True, soft_wrap=True)
+    err_console.print(Text(message, style="dim"), soft_wrap=True)
 
 
 class _RateColumn(TextColumn):

@@ -83,12 +83,15 @@ def _decoding_error(path: Path, encoding: str, exc: UnicodeDecodeError, after: i
     return undecodable(path, encoding, after) or DataError(f"not valid {encoding} ({exc.reason}); save the file as {encoding}", path)
 
 
-def undecodable(path: Path, encoding: str, after: int = 1) -> DataError | None:
-    """A ``DataError`` naming the first line from ``after`` on, and its byte, that ``encoding`` cannot decode; None if none."""
+def undecodable(path: Path, encoding: str, after: int = 1, through: int | None = None) -> DataError | None:
+    """A ``DataError`` naming the first line from ``after`` on (to ``through``), and its byte, that
+    ``encoding`` cannot decode; None if none."""
     with path.open("rb") as handle:
         for number, raw in enumerate(handle, start=1):
             if number < after:
                 continue
+            if through is not None and number > through:
+                break
             try:
                 raw.decode(encoding)
             except UnicodeDecodeError as bad:
@@ -115,7 +118,8 @@ def output_target(path: Path | str, overwrite: bool = False) -> Path:
     path = Path(path)
     if path.name in ("", ".", ".."):
         raise SpanaugError(f"cannot write to {str(path) or '.'}: name a file or a new folder")
-    if path.exists() and not overwrite:
+    # An empty folder (made ahead for a folder output) holds nothing to lose.
+    if path.exists() and not overwrite and not (path.is_dir() and not any(path.iterdir())):
         raise SpanaugError(f"{path} exists; pass --overwrite to replace it, or choose another output")
     ensure_folder(path.parent)
     return path

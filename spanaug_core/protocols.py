@@ -48,7 +48,7 @@ class DecoderConfig(ComponentConfig):
 
 
 class AlignerConfig(ComponentConfig):
-    """Options every aligner understands."""
+    """Options of an aligner that scores its answers (string-match, which finds copies only, has none)."""
 
     threshold: float = Field(default=0.5, ge=0.0, le=1.0, description="answer None below this score")
 

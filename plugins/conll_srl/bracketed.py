@@ -37,6 +37,9 @@ from spanaug_shared.columns import Block, CellRule, endings, endings_meta, join_
 _BRACKET_CELL = CellRule(
     re.compile(r"[\s()*]"), "whitespace (it separates the columns), nor '(', ')' or '*' (they make the bracket notation)"
 )
+# A predicate's lemma and frameset cells are plain text; a lemma '-' reads back as a word that is no predicate.
+_FRAMESET_CELL = CellRule(re.compile(r"\s"), "whitespace (it separates the columns)")
+_LEMMA_CELL = CellRule(re.compile(r"\s|^-$"), "whitespace (it separates the columns), nor be '-' alone (a word that is no predicate)")
 
 
 @dataclass(frozen=True)
@@ -166,9 +169,9 @@ def write_sentence(example: Example, layout: Layout) -> Iterator[str]:
     if not own:  # the predicates' lemma (and frameset) cells come from their labels or attrs
         for prop in propositions:
             lemma, frameset = lemmas[prop.start]
-            _BRACKET_CELL.check(example, layout.name, f"predicate {prop.label!r}: lemma", lemma)
+            _LEMMA_CELL.check(example, layout.name, f"predicate {prop.label!r}: lemma", lemma)
             if layout.frameset is not None:
-                _BRACKET_CELL.check(example, layout.name, f"predicate {prop.label!r}: frameset", frameset)
+                _FRAMESET_CELL.check(example, layout.name, f"predicate {prop.label!r}: frameset", frameset)
     comments = list(example.meta.get("comments", []))
     ends = endings(example.meta, len(comments) + n)
     yield from (text + end for text, end in zip(comments, ends, strict=False))

@@ -35,7 +35,7 @@ from spanaug_framenet.presets import FRAMENET_PRESETS
 from spanaug_framenet.splits import Split, split_of
 from spanaug_framenet.writer import write_release
 
-from spanaug_core.errors import DataError
+from spanaug_core.errors import DataError, one_line
 from spanaug_core.protocols import ComponentConfig
 from spanaug_core.settings import RunPreset
 from spanaug_core.text import Tokenized, tokenize_with_offsets
@@ -191,6 +191,12 @@ class FrameNetReader:
         return Example(id=prefix + sentence.id, tokens=tokenized.tokens, spans=tuple(spans), meta=meta)
 
     def _spans(self, aset: AnnotationSet, tokenized: Tokenized, sentence: Sentence) -> list[Span]:
+        try:
+            return self._placed_spans(aset, tokenized, sentence)
+        except ValueError as exc:  # the core refuses a frame or FE name with a control character in it
+            raise DataError(f"sentence {sentence.id}: annotation set {aset.id}: {one_line(exc)}", path=sentence.file) from None
+
+    def _placed_spans(self, aset: AnnotationSet, tokenized: Tokenized, sentence: Sentence) -> list[Span]:
         placed = [t for t in aset.targets if _placed(t, sentence.text)]
         pieces = [p for p in (tokenized.token_span(t.start, t.end + 1) for t in placed) if p is not None]
         if not pieces:

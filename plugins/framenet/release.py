@@ -11,6 +11,7 @@ LUs before it opens any annotation file.
 
 from __future__ import annotations
 
+import re
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -156,10 +157,18 @@ def _annotation_set(element: ET.Element, lu: tuple[str, str, str, str] | None, w
     return aset
 
 
+_DECLARED = re.compile(rb"""<\?xml[^>]*encoding=["']([\w.-]+)["']""")
+
+
 def _not_xml(path: Path, exc: ET.ParseError) -> DataError:
-    """Why ``path`` does not parse: FrameNet's files are UTF-8, so bytes that are not are the likeliest cause."""
+    """Why ``path`` does not parse: in a UTF-8 file (FrameNet's are), bytes on the failing line
+    that are not UTF-8 are the likeliest cause; else expat's own words."""
     line, _ = exc.position
-    return undecodable(path, "utf-8", line) or DataError(f"not well-formed FrameNet XML: {exc}", path=path)
+    with path.open("rb") as handle:
+        declared = _DECLARED.match(handle.read(200))
+    utf8 = declared is None or declared.group(1).decode().lower().replace("_", "-") in ("utf-8", "utf8")
+    found = undecodable(path, "utf-8", line, through=line) if utf8 else None
+    return found or DataError(f"not well-formed FrameNet XML: {exc}", path=path)
 
 
 def read_file(path: Path, source: str) -> Iterator[Sentence]:

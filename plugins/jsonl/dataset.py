@@ -41,9 +41,11 @@ def example_from_json(obj: Any, default_id: str) -> Example:
     meta = obj.get("meta") or {}
     if not isinstance(meta, dict):
         raise ValueError(f"expected 'meta' to be a JSON object, got {type(meta).__name__}")
-    identifier = obj.get("id", default_id)
+    identifier = obj.get("id")
+    if identifier is None:
+        identifier = default_id
     # A number is an id as its text; a list or object would become its Python repr.
-    if isinstance(identifier, (dict, list)) or identifier is None:
+    if isinstance(identifier, (dict, list)):
         raise ValueError(f"expected 'id' to be a string or a number, got {type(identifier).__name__}")
     meta = {**meta, **{k: v for k, v in obj.items() if k not in _KNOWN}}
     return Example(id=str(identifier), tokens=tokens, spans=obj.get("spans", []), meta=meta)
@@ -92,9 +94,11 @@ class JsonlDataset:
         @classmethod
         def _known(cls, value: str) -> str:
             try:
-                codecs.lookup(value)
+                text = getattr(codecs.lookup(value), "_is_text_encoding", True)  # rot13, base64... are codecs too
             except LookupError:
-                raise ValueError("unknown encoding; expected a Python codec name such as utf-8, latin-1 or cp1252") from None
+                text = False
+            if not text:
+                raise ValueError("unknown text encoding; expected a Python codec name such as utf-8, latin-1 or cp1252")
             return value
 
     def __init__(self, config: Config) -> None:

@@ -88,6 +88,13 @@ def test_yaml_slips_are_one_line_with_the_file_line_and_column(tmp_path: Path) -
     with pytest.raises(ConfigError, match=r"^--set filters: '\[frame-lexicon' is not a valid YAML list or table"):
         parse_assignments(["filters=[frame-lexicon"])
     assert parse_assignments(["input=a: b: c"]) == {"input": "a: b: c"}  # text YAML cannot read stays text
+    # ...so does text that merely starts with a bracket: a prompt, a pattern.
+    assert parse_assignments(["decoder.prompt={text} - rewrite it", "x=[A-Z]+"]) == {"decoder": {"prompt": "{text} - rewrite it"}, "x": "[A-Z]+"}
+    # YAML's merge keys still merge, a duplicate aside.
+    config.write_text("base: &b {beam_size: 4}\ndecoder:\n  <<: *b\n  name: vdba\n")
+    from spanaug_core.config import load_file
+
+    assert load_file(config)["decoder"] == {"beam_size": 4, "name": "vdba"}
     with pytest.raises(ConfigError, match="does not exist"):
         load_run_config(tmp_path / "none.toml")
 

@@ -8,7 +8,7 @@ import pytest
 
 from spanaug_core.cli import main
 from spanaug_core.errors import DataError, SpanaugError
-from spanaug_core.files import atomic_output, input_file, read_lines, read_text
+from spanaug_core.files import atomic_output, input_file, output_target, read_lines, read_text
 
 
 def test_an_output_appears_only_when_its_writer_finished(tmp_path: Path) -> None:
@@ -46,6 +46,16 @@ def test_a_utf8_byte_order_mark_is_not_part_of_the_first_line(tmp_path: Path) ->
     assert read_text(path) == "first\nsecond\n"
     path.write_bytes(b"\xef\xbb\xbfcaf\xe9\n")  # latin-1 has no mark: its first bytes stay text
     assert read_text(path, "latin-1").startswith("\xef\xbb\xbf")
+
+
+def test_an_empty_folder_is_no_output_to_refuse(tmp_path: Path) -> None:
+    (tmp_path / "made-ahead").mkdir()
+    with atomic_output(tmp_path / "made-ahead") as partial:
+        partial.mkdir()
+        (partial / "model.json").write_text("{}")
+    assert [p.name for p in (tmp_path / "made-ahead").iterdir()] == ["model.json"]
+    with pytest.raises(SpanaugError, match="exists; pass --overwrite"):
+        output_target(tmp_path / "made-ahead")
 
 
 def test_undecodable_bytes_name_the_file_line_and_column(tmp_path: Path) -> None:

@@ -78,7 +78,7 @@ def test_bad_options_name_component_and_field(registry) -> None:
     with pytest.raises(ConfigError, match=r"expander 'upper': option 'repeat': .*integer.*\(got 'many'\)"):
         registry.create("expander", "upper", repeat="many")
     # A validator's own message reads without pydantic's "Value error, " in front.
-    with pytest.raises(ConfigError, match=r"^dataset 'jsonl': option 'encoding': unknown encoding; expected .*\(got 'utf-9'\)$"):
+    with pytest.raises(ConfigError, match=r"^dataset 'jsonl': option 'encoding': unknown text encoding; expected .*\(got 'utf-9'\)$"):
         Registry().create("dataset", "jsonl", encoding="utf-9")
     # An option a component would ignore is not one: string-match answers copies, with no threshold.
     with pytest.raises(ConfigError, match=r"aligner 'string-match': unknown option 'threshold' \(valid options: none\)"):

@@ -134,6 +134,8 @@ CASES = {
     "framenet-one-offset": ("framenet", _release((b'end="4" start="0" name="Buyer"', b'start="0" name="Buyer"')), str("fn" / FULLTEXT), "has start but no end"),
     "framenet-fraction": ("framenet", _release((b'start="0" name="Buyer"', b'start="0.5" name="Buyer"')), str("fn" / FULLTEXT), "expected integer character offsets, got start='0.5'"),
     "framenet-not-utf8": ("framenet", _release((b"Maria bought", b"Maria b\xffought")), str("fn" / FULLTEXT), r":\d+: not valid utf-8: byte b'\\xff'"),
+    "framenet-control-label": ("framenet", _release((b'frameName="Commerce_buy"', b'frameName="Commerce_buy&#10;x"')), str("fn" / FULLTEXT),
+                               r"sentence 101: annotation set \d+: label: .*control character U\+000A"),
     "framenet-a-file": ("framenet", _file("release.xml", "<x/>"), "release.xml", "expected a FrameNet release folder"),
     "hf-duplicate-id": ("hf", _file("in.jsonl", _jsonl({**X, "ner_tags": ["O", "O"]}, {**X, "ner_tags": ["O", "O"]})), "in.jsonl", "example 2 has the id 'a' of example 1"),
     "hf-bad-chunk": ("hf", _file("in.jsonl", _jsonl({**X, "ner_tags": ["O", "X-PER"]})), "in.jsonl: line 1", "token 1: expected a chunk tag"),

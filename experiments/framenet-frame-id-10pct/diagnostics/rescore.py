@@ -24,11 +24,11 @@ from pathlib import Path
 import yaml
 
 from spanaug_core.plugins import default_registry
-from spanaug_core.protocols import Trainer
 from spanaug_core.types import Example
 from spanaug_experiments.commands import unseen_targets
 from spanaug_experiments.curve import COLUMNS, subset
 from spanaug_shared.vectors import WordVectors
+from spanaug_trainers.frame_id import FrameIdTrainer
 
 
 def examples(path: Path) -> list[Example]:
@@ -36,7 +36,7 @@ def examples(path: Path) -> list[Example]:
         return [Example.model_validate(json.loads(line)) for line in fh]
 
 
-def curve_trainer(curve: Path, options: dict) -> Trainer:
+def curve_trainer(curve: Path, options: dict) -> FrameIdTrainer:
     """The frame-id trainer with a curve's options (its ``experiment.json``) and ``options`` over them."""
     curve_options = json.loads((curve / "experiment.json").read_text(encoding="utf-8"))["trainer_options"]
     trainer = default_registry().create("trainer", "frame-id", **{**curve_options, **options})

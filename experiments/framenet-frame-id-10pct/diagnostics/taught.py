@@ -24,15 +24,15 @@ from pathlib import Path
 import yaml
 
 from rescore import curve_trainer, examples  # this folder's: the curve's trainer, as rescore.py scores with it
-from spanaug_core.protocols import Trainer
 from spanaug_core.types import Example
 from spanaug_experiments.commands import load_additions
 from spanaug_experiments.curve import subset
+from spanaug_trainers.frame_id import FrameIdTrainer
 
 Pair = tuple[str, str]  # (frame, lower-cased trigger words)
 
 
-def targets(trainer: Trainer, example: Example) -> list[tuple[int, int, str]]:
+def targets(trainer: FrameIdTrainer, example: Example) -> list[tuple[int, int, str]]:
     return list(trainer.sentence(example).targets)
 
 

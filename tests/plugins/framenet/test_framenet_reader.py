@@ -90,6 +90,18 @@ def test_a_frame_element_out_of_place_is_dropped_and_counted_once(tmp_path: Path
     assert reader.warnings == {counted: 1}
 
 
+def test_a_parse_error_is_blamed_on_its_own_line(tmp_path: Path) -> None:
+    release = write_release(tmp_path / "fn", frame_id="7")
+    doc = release / "fulltext" / "doc.xml"
+    # A tag left open on line 1 and a Latin-1 byte on line 2: the error is the tag's.
+    doc.write_bytes(doc.read_bytes().replace(b"</text>", b"</txt>") + b"\n<!-- caf\xe9 -->\n")
+    with pytest.raises(DataError, match=r"doc\.xml: not well-formed FrameNet XML: mismatched tag"):
+        list(FrameNetReader(FrameNetReader.Config()).read(release))
+    doc.write_bytes(doc.read_bytes().replace(b"</txt>", b"</text>").replace(b"Boats", b"Bo\xe9ts"))
+    with pytest.raises(DataError, match=r"doc\.xml:1: not valid utf-8: byte b'\\xe9'"):
+        list(FrameNetReader(FrameNetReader.Config()).read(release))
+
+
 def test_release_lookup(tmp_path: Path) -> None:
     shutil.copytree(SAMPLE, tmp_path / "fndata-1.7")
     assert find_release(tmp_path) == tmp_path / "fndata-1.7"

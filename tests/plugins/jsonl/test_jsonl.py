@@ -70,8 +70,11 @@ def test_a_byte_order_mark_is_not_text_and_an_unknown_encoding_is_refused(tmp_pa
     path = tmp_path / "bom.jsonl"
     path.write_bytes(b'\xef\xbb\xbf{"id": "a", "tokens": ["x"]}\n')  # as Windows editors save UTF-8
     assert [e.id for e in JsonlDataset(JsonlDataset.Config()).read(path)] == ["a"]
-    with pytest.raises(ValueError, match="unknown encoding; expected a Python codec name"):
-        JsonlDataset.Config(encoding="utf-9")
+    for encoding in ("utf-9", "rot13"):  # rot13 is a codec, and no text encoding
+        with pytest.raises(ValueError, match="unknown text encoding; expected a Python codec name"):
+            JsonlDataset.Config(encoding=encoding)
+    path.write_text('{"id": null, "tokens": ["x"]}\n')  # null is no id: the line's own is given
+    assert [e.id for e in JsonlDataset(JsonlDataset.Config()).read(path)] == ["bom-1"]
 
 
 def test_missing_input(tmp_path: Path, ds: JsonlDataset) -> None:

@@ -66,6 +66,8 @@ def test_train_group_errors_and_subcommands(spanaug, ner_file, tmp_path, capsys)
     (tmp_path / "m" / "config.json").write_text("{}")
     assert spanaug(*base) == 2
     assert "holds files (an earlier model?); pass --overwrite" in capsys.readouterr().err
+    assert spanaug("train", "--overwrite", "aligner", "--help") == 2
+    assert "--overwrite goes after the sub-command: spanaug train aligner" in capsys.readouterr().err
     assert spanaug("predict", "--model", tmp_path, "--dataset", "conll-ner", "--input", ner_file, "--output", tmp_path / "p") == 2
     assert "not a trained model folder" in capsys.readouterr().err
     # The plugins' sub-commands of `train` still work beside --trainer.
