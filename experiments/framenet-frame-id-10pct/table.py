@@ -6,7 +6,8 @@ in its order: the filtered records scored on dev once an epoch; the same calibra
 epoch was chosen at scale 1; the kept models rescored, calibrated; the
 cells trained held but not calibrated (the records also with each gold sentence repeated in every
 epoch, and so the three-iteration records); the kept models held on test only; every condition
-unheld, against gold trained as many optimiser steps as the cells with records.
+unheld, against gold trained as many optimiser steps as the cells with records; last, finding
+29's, the headline's gold and filtered cells with a 25% share of the pool beside them.
 
     python table.py            # prints the tables' markdown (header and rows) in that order
 
@@ -34,6 +35,13 @@ HEADLINE = [
     ("+ every record", "four-conditions/results.csv", "augmented"),
     ("+ the records the README's FrameNet filters keep", "more-seeds/results.csv", "filtered"),
     ("+ lexsub made from every record", "four-conditions/results.csv", "lexsub"),
+]
+FRACTIONS = (("0.25", "25%"), ("0.5", "50%"), ("1", "100%"))
+# The headline's gold and filtered cells with a 25% share of the pool (curve.sh smaller): finding 29,
+# its 25% rows alone (the others are the headline's)
+SMALLER = [
+    ("**gold**", "smaller-share/results.csv", "gold"),
+    ("+ the records the README's FrameNet filters keep", "smaller-share/results.csv", "filtered"),
 ]
 # The same gold cells, the filtered records' dev scored once an epoch (their first cells: finding 18)
 EPOCH_CALIBRATED = [
@@ -93,18 +101,18 @@ def diff(comparison: Paired) -> str:
 
 
 def main() -> None:
-    for rows in (HEADLINE, EPOCH_CALIBRATED, CALIBRATED, KEPT_CALIBRATED, HELD, LEXICON, ROWS):
+    for rows in (HEADLINE, EPOCH_CALIBRATED, CALIBRATED, KEPT_CALIBRATED, HELD, LEXICON, ROWS, SMALLER):
         if not read(rows[0][1]):  # its baseline still training
             continue
-        table(rows)
+        table(rows, FRACTIONS[:1] if rows is SMALLER else FRACTIONS)
         print()
 
 
-def table(rows: list[tuple[str, str, str]]) -> None:
+def table(rows: list[tuple[str, str, str]], fractions: tuple[tuple[str, str], ...]) -> None:
     print(HEADER)
     label0, name0, condition0 = rows[0]
     baseline = {(r["fraction"], r["seed"]): r for r in read(name0) if r["condition"] == condition0}
-    for fraction, shown in (("0.5", "50%"), ("1", "100%")):
+    for fraction, shown in fractions:
         for label, name, condition in rows:
             cells = [r for r in read(name) if r["fraction"] == fraction and r["condition"] == condition]
             if not cells:
