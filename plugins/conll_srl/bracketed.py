@@ -154,8 +154,8 @@ def write_sentence(example: Example, layout: Layout) -> Iterator[str]:
     n = len(example.tokens)
     propositions = from_example(example)
     for prop in propositions:
-        for argument in prop.arguments:
-            _BRACKET_CELL.check(example, layout.name, "label", argument.label)
+        for span in prop.arguments:
+            _BRACKET_CELL.check(example, layout.name, "label", span.label)
     columns = [
         encode_column(
             [(p.start, p.end, "V"), *((a.start, a.end, a.label) for a in p.arguments)], n, bool(p.attrs.get("close_labels"))
