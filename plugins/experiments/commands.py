@@ -151,7 +151,7 @@ def unseen_targets(examples: Sequence[Any], seen: set[Any], key: str, roles: Seq
 @click.option("--unseen", "unseen_key", metavar="ATTR",
               help="also score the test targets whose attrs[ATTR] the cell's gold data never holds (frame-id: lu)")
 @click.option("--set", "assignments", multiple=True, metavar="KEY=VALUE", help="trainer.OPTION=V or dataset.OPTION=V, e.g. trainer.epochs=15")
-@click.option("--out", required=True, type=click.Path(file_okay=False, path_type=Path), help="folder for results.csv, summary.csv and the plot")
+@click.option("--out", "--output", required=True, type=click.Path(file_okay=False, path_type=Path), help="folder for results.csv, summary.csv and the plot")
 @click.option("--keep-models", is_flag=True, help="keep every trained model under OUT/models (default: deleted once scored)")
 @click.option("--progress/--no-progress", default=None, help="show a progress bar  [default: when stderr is a terminal]")
 def learning_curve_command(
@@ -238,7 +238,7 @@ def learning_curve_command(
 
 @experiment_group.command("summarize")
 @click.argument("results", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("--out", required=True, type=click.Path(file_okay=False, path_type=Path),
+@click.option("--out", "--output", required=True, type=click.Path(file_okay=False, path_type=Path),
               help="folder for the joined results.csv, summary.csv, paired.csv and the plot")
 @click.option("--title", default="learning curve", show_default=True, help="the plot's title")
 def summarize_command(results: tuple[Path, ...], out: Path, title: str) -> None:
@@ -350,7 +350,7 @@ def _print_summary(points: Sequence[Any], conditions: Sequence[str], comparisons
 @click.option("--augmented", required=True, type=EXISTING, help="run folder (or its augmented.jsonl)")
 @click.option("--dataset", required=True, help="format of --input (e.g. jsonl)")
 @click.option("--input", "input_path", required=True, type=EXISTING, help="the source examples the run augmented")
-@click.option("--output", required=True, type=click.Path(dir_okay=False, path_type=Path), help="JSONL file to write")
+@click.option("--output", "--out", required=True, type=click.Path(dir_okay=False, path_type=Path), help="JSONL file to write")
 @overwrite_option
 @click.option("--rewrite-role", "rewrite_roles", multiple=True, metavar="ROLE",
               help="a role of the rewritten spans (repeatable)  [default: the run's rewrite_roles]")

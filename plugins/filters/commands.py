@@ -25,7 +25,7 @@ from spanaug_shared.encoder import DEFAULT_ENCODER
 
 @click.command("filter")
 @click.option("--judgments", required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path), help="judgments JSONL (from `spanaug judge import`)")
-@click.option("--out", required=True, type=click.Path(file_okay=False, path_type=Path), help="folder to write, with filter.safetensors and config.json")
+@click.option("--out", "--output", required=True, type=click.Path(file_okay=False, path_type=Path), help="folder to write, with filter.safetensors and config.json")
 @click.option("--weighting", type=click.Choice(WEIGHTINGS), default="balanced", show_default=True,
               help="precision: positives down-weighted (P-classifier); recall: negatives down-weighted (R-classifier)")
 @click.option("--down-weight", type=click.FloatRange(0, 1, min_open=True), default=0.25, show_default=True,
@@ -103,7 +103,7 @@ def train_filter_command(
               help="labeled sentence pairs in MRPC's format (msr_paraphrase_train.txt)")
 @click.option("--test", "test_file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="held-out pairs in the same format, scored after training (msr_paraphrase_test.txt)")
-@click.option("--out", required=True, type=click.Path(dir_okay=False, path_type=Path), help="model file (JSON) to write")
+@click.option("--out", "--output", required=True, type=click.Path(dir_okay=False, path_type=Path), help="model file (JSON) to write")
 @click.option("--encoder", default=DEFAULT_ENCODER, show_default=True, help="encoder preset or local folder")
 @click.option("--l2", type=click.FloatRange(0), default=10.0, show_default=True, help="weight of the L2 penalty on the weights")
 @click.option("--device", default="cpu", show_default=True, help="torch device of the encoder (cuda on a GPU)")

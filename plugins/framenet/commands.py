@@ -22,7 +22,7 @@ SEED_EXAMPLES = "seed.jsonl"
 
 @click.command("framenet-seed")
 @click.option("--input", "input_path", type=click.Path(path_type=Path), help="FrameNet release folder (default: NLTK's copy, else the embedded sample)")
-@click.option("--output", required=True, type=click.Path(path_type=Path), help="folder to write seed.jsonl and seed-lus.json into")
+@click.option("--output", "--out", required=True, type=click.Path(path_type=Path), help="folder to write seed.jsonl and seed-lus.json into")
 @click.option("--frames", "n_frames", default=20, show_default=True, help="earliest-created frames to keep")
 @click.option("--lus", "n_lus", default=3, show_default=True, help="earliest-created annotated LUs per frame")
 @click.option("--annotations", "n_annotations", default=3, show_default=True, help="earliest annotations per LU")

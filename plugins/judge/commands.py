@@ -68,7 +68,7 @@ def judge_group() -> None:
 
 @judge_group.command("export")
 @click.argument("run_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
-@click.option("--output", required=True, type=click.Path(file_okay=False, path_type=Path), help="folder for judge.html, tasks.csv and tasks.json")
+@click.option("--output", "--out", required=True, type=click.Path(file_okay=False, path_type=Path), help="folder for judge.html, tasks.csv and tasks.json")
 @click.option("--per-item", type=click.IntRange(min=1), default=3, show_default=True,
               help="judgments wanted per item, i.e. annotators per task (recorded in tasks.json; import warns about items with fewer)")
 @click.option("--gold", type=EXISTING, help="gold examples JSONL for the controls (default: the run's input, if its manifest records it)")
@@ -77,7 +77,7 @@ def judge_group() -> None:
 @click.option("--rejected", "with_rejected", is_flag=True,
               help="also judge the records the run's filters dropped (rejected.jsonl): the judgments then cover the unfiltered "
               "output, and import reports the filters' precision and recall")
-@click.option("--force", is_flag=True, help="overwrite an earlier export in --output (its answers will no longer match)")
+@click.option("--overwrite", "--force", "force", is_flag=True, help="overwrite an earlier export in --output (its answers will no longer match)")
 def export_command(
     run_dir: Path, output: Path, per_item: int, gold: Path | None, sample: int | None, seed: int, with_rejected: bool, force: bool
 ) -> None:
@@ -88,7 +88,7 @@ def export_command(
     from spanaug_shared.records import read_manifest, read_records, read_rejected
 
     if (output / TASKS_FILE).exists() and not force:
-        raise SpanaugError(f"{output} already holds an export ({TASKS_FILE}); answers belong to it. Choose another --output or pass --force")
+        raise SpanaugError(f"{output} already holds an export ({TASKS_FILE}); answers belong to it. Choose another --output or pass --overwrite")
     augmented = run_dir / "augmented.jsonl"
     if not augmented.is_file():
         raise DataError("expected a run folder with augmented.jsonl", path=run_dir)
@@ -130,7 +130,7 @@ def export_command(
 @judge_group.command("import")
 @click.argument("answers", nargs=-1, required=True, type=EXISTING)
 @click.option("--tasks", "tasks_dir", required=True, type=click.Path(exists=True, file_okay=False, path_type=Path), help="the folder `spanaug judge export` wrote")
-@click.option("--output", required=True, type=click.Path(dir_okay=False, path_type=Path), help="judgments JSONL to write (what `spanaug train filter` reads)")
+@click.option("--output", "--out", required=True, type=click.Path(dir_okay=False, path_type=Path), help="judgments JSONL to write (what `spanaug train filter` reads)")
 @click.option("--by", "by", multiple=True, metavar="KEY",
               help="also show acceptance of the system items by KEY: label, iteration, kept, or a key of the judged "
                    "span's attrs (pos, lu...; a rewritten span keeps its source's); repeatable")

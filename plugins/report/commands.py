@@ -19,7 +19,7 @@ EXISTING = click.Path(exists=True, dir_okay=False, path_type=Path)
 
 @click.command("report")
 @click.argument("run_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
-@click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path),
+@click.option("--output", "--out", "-o", type=click.Path(dir_okay=False, path_type=Path),
               help="HTML file to write, replaced if it exists  [default: RUN_DIR/report.html]")
 @click.option("--judgments", type=EXISTING,
               help="judgments JSONL of `spanaug judge import`: adds precision/recall of filtering rules (Culkin et al. 2021, Table 4)")

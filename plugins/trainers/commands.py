@@ -24,7 +24,7 @@ from spanaug_shared.trained import trainer_of
 )
 @click.option("--dataset", required=True, help="format of the input (a dataset name, e.g. conll-ner)")
 @click.option("--input", "input_path", required=True, type=click.Path(exists=True, path_type=Path), help="file to tag")
-@click.option("--output", required=True, type=click.Path(path_type=Path), help="file to write")
+@click.option("--output", "--out", required=True, type=click.Path(path_type=Path), help="file to write")
 @click.option("--to", help="format to write (a dataset that can write)  [default: --dataset, or jsonl if it cannot write]")
 @click.option(
     "--set", "assignments", multiple=True, metavar="KEY=VALUE",

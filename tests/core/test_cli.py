@@ -8,6 +8,7 @@ import sys
 import tomllib
 from pathlib import Path
 
+import click
 import pytest
 from doubles import DoublesPlugin
 
@@ -257,3 +258,31 @@ def test_an_error_with_brackets_prints_them(tmp_path, capsys) -> None:
     assert main(["run", "--dataset", "jsonl", "--input", str(tmp_path / "x.jsonl"), "--output", str(tmp_path / "o"),
                  "--set", "filters=[frame-lexicon"]) == 2
     assert "error: --set filters: '[frame-lexicon' is not a valid YAML list or table" in capsys.readouterr().err
+
+
+def _every_command(group: click.Group, ctx: click.Context, path: str = "spanaug"):
+    for name in group.list_commands(ctx):
+        command = group.get_command(ctx, name)
+        sub = click.Context(command, parent=ctx, info_name=name)
+        yield f"{path} {name}", command, sub
+        if isinstance(command, click.Group):
+            yield from _every_command(command, sub, f"{path} {name}")
+
+
+def test_every_command_takes_out_and_output_alike_and_overwrite_for_replacing() -> None:
+    # Users carry a spelling from one command to the next: an output path is --out or
+    # --output on every command, and replacing an output is --overwrite (models fetch's
+    # --force re-fetches the cache instead and keeps its own name).
+    from spanaug_core.cli import _load_plugin_commands, cli
+
+    _load_plugin_commands()
+    seen = 0
+    for path, command, ctx in _every_command(cli, click.Context(cli, info_name="spanaug")):
+        for param in command.get_params(ctx):
+            names = set(param.opts) | set(param.secondary_opts)
+            if names & {"--out", "--output"}:
+                seen += 1
+                assert {"--out", "--output"} <= names, f"{path}: {sorted(names)}"
+            if "--force" in names and path != "spanaug models fetch":
+                assert "--overwrite" in names, f"{path}: {sorted(names)}"
+    assert seen >= 15

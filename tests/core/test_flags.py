@@ -28,7 +28,7 @@ def test_a_flag_shows_the_default_of_the_setting_it_sets(installed_registry) -> 
     assert f"[default: {VDBADecoder.Config().model}]" in flags["--model"].help
     assert f"[default: {RunConfig().iterations}]" in flags["--iterations"].help
     assert flags["--decoder"].setting == "decoder.name" and "[default: vdba]" in flags["--decoder"].help
-    assert flags["--output"].names == ("--output", "-o")
+    assert flags["--output"].names == ("--output", "--out", "-o")
     # A flag only a non-default component declares says whose it is.
     assert flags["--workers"].setting == "engine.workers" and flags["--workers"].help.startswith("ray: ")
     assert flags["--chain"].type is bool

@@ -2,7 +2,7 @@
 the earlier output of the same name as it was.
 
 Each command is run through ``spanaug`` as a user runs it, over an earlier output (with
-``--overwrite`` or ``--force`` where the command needs it), and stopped while it writes:
+``--overwrite`` where the command needs it), and stopped while it writes:
 Ctrl-C (KeyboardInterrupt, exit 130) on the second item it writes, or, for the report, a
 disk that fills up halfway through the page. At that moment the command must be writing
 aside (a ``.NAME.partial-PID`` file or a staging folder beside the target); afterwards the
@@ -208,7 +208,7 @@ def test_judge_export_keeps_the_earlier_export_and_the_answers_beside_it(cli, mo
     (folder / "answers-ann1.csv").write_text("annotator,item,score\n")
     # The three files are written aside, then moved in: stopped as the first is moved.
     stopped_midway(spanaug, Stop(monkeypatch, files.os, "replace", folder, at=1), "judge", "export", run_dir, "--output", folder,
-                   "--per-item", 1, "--seed", 1, "--force")
+                   "--per-item", 1, "--seed", 1, "--overwrite")
 
 
 def test_judge_import(cli, monkeypatch, tmp_path, run_dir) -> None:

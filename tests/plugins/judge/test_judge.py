@@ -184,7 +184,7 @@ def test_export_fill_import_train_round_trip(spanaug, run_dir, tmp_path, capsys)
     # Answers kept beside the export survive a forced re-export; a cp1252 CSV is one clear line.
     kept = out / "answers-ann1.csv"
     kept.write_bytes(b"annotator,item,score\nann1,x,50\n")
-    assert spanaug("judge", "export", run_dir, "--output", out, "--per-item", 3, "--force") == 0
+    assert spanaug("judge", "export", run_dir, "--output", out, "--per-item", 3, "--overwrite") == 0
     assert kept.is_file() and (out / "tasks.json").is_file()
     kept.write_bytes(b"annotator,item,score\nJos\xe9,x,50\n")
     assert spanaug("judge", "import", kept, "--tasks", out, "--output", tmp_path / "j2.jsonl") == 2
