@@ -77,9 +77,9 @@ def judge_group() -> None:
 @click.option("--rejected", "with_rejected", is_flag=True,
               help="also judge the records the run's filters dropped (rejected.jsonl): the judgments then cover the unfiltered "
               "output, and import reports the filters' precision and recall")
-@click.option("--overwrite", "--force", "force", is_flag=True, help="overwrite an earlier export in --output (its answers will no longer match)")
+@click.option("--overwrite", "--force", "overwrite", is_flag=True, help="overwrite an earlier export in --output (its answers will no longer match)")
 def export_command(
-    run_dir: Path, output: Path, per_item: int, gold: Path | None, sample: int | None, seed: int, with_rejected: bool, force: bool
+    run_dir: Path, output: Path, per_item: int, gold: Path | None, sample: int | None, seed: int, with_rejected: bool, overwrite: bool
 ) -> None:
     """Write judgment tasks for RUN_DIR/augmented.jsonl (with --rejected, also for the records in
     rejected.jsonl): a static page, a CSV and the key (tasks.json)."""
@@ -87,7 +87,7 @@ def export_command(
     from spanaug_judge.tasks import CSV_FILE, PAGE_FILE, TASKS_FILE, build_tasks, export_files
     from spanaug_shared.records import read_manifest, read_records, read_rejected
 
-    if (output / TASKS_FILE).exists() and not force:
+    if (output / TASKS_FILE).exists() and not overwrite:
         raise SpanaugError(f"{output} already holds an export ({TASKS_FILE}); answers belong to it. Choose another --output or pass --overwrite")
     augmented = run_dir / "augmented.jsonl"
     if not augmented.is_file():
