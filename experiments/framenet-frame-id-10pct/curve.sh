@@ -106,11 +106,12 @@
 #                                  more-seeds' cells at 25% of the pool (about 2.5% of the training documents, the
 #                                  paper's smaller shares; a step floor of 3,000), seeds FIRST_SEED (0 unless set) on:
 #                                  smaller-fromFIRST_SEED-0.25-CONDITION; `merge-smaller` joins them with more-seeds/ in smaller-share/
-#   curve.sh FN encoder ENCODER FRACTION gold|filtered
+#   curve.sh FN encoder ENCODER FRACTION gold|filtered [KEY=VALUE ...]
 #                                  more-seeds' cells with another frozen encoder (trainer.encoder, e.g. all-mpnet-base-v2,
-#                                  12 layers and 768-d like the paper's BERT-base, in place of the default all-MiniLM-L6-v2),
-#                                  seeds FIRST_SEED (0 unless set) on: encoder-ENCODER-fromFIRST_SEED-FRACTION-CONDITION;
-#                                  `merge-encoder ENCODER` joins them in encoder-ENCODER/
+#                                  12 layers and 768-d like the paper's BERT-base, in place of the default all-MiniLM-L6-v2)
+#                                  and, where given, other trainer settings (dropout=0.5: trainer.dropout), seeds FIRST_SEED
+#                                  (0 unless set) on: encoder-LABEL-fromFIRST_SEED-FRACTION-CONDITION, LABEL being ENCODER
+#                                  then each KEY-VALUE; `merge-encoder ENCODER [KEY=VALUE ...]` joins them in encoder-LABEL/
 #   curve.sh FN calibrate-kept     every kept model scored as `lexicon` does, with NULL calibrated on dev100 first
 #                                  (diagnostics/rescore.py null_scale=dev): keep-*/calibrated.csv, joined in kept-calibrated/
 # Run from the folder make-data.sh wrote, with run-fn-pool/ complete; FN is the fndata-1.5 folder.
@@ -166,6 +167,12 @@ merge_more_seeds_gold() {  # merge_more_seeds_gold OUT PARTS... TITLE: more-seed
   rm -rf "$out"  # made anew from the parts, which a rerun may have grown
   { head -n 1 more-seeds/results.csv; grep '^gold,' more-seeds/results.csv; } > more-seeds-gold.csv
   spanaug experiment summarize more-seeds-gold.csv "${@:2:$#-2}" --out "$out" --title "$title"
+}
+label() {  # label ENCODER [KEY=VALUE ...]: ENCODER-KEY-VALUE..., a folder name for an encoder and its settings
+  local out=$1 kv; shift
+  for kv in "$@"; do [[ $kv == ?*=?* ]] || { echo "curve.sh: a trainer setting is KEY=VALUE, not '$kv'" >&2; exit 2; }
+    out+="-${kv%%=*}-${kv#*=}"; done
+  echo "$out"
 }
 case $what in
   both) curve gold,augmented curve-a false & a=$!; curve filtered,lexsub curve-b false & b=$!
@@ -261,12 +268,13 @@ case $what in
   merge-smaller) rm -rf smaller-share
                  spanaug experiment summarize more-seeds/results.csv smaller-from*/results.csv --out smaller-share \
                    --title "frame-id, a pool of 272 sentences: more-seeds and a 25% share, gold and filtered" ;;
-  encoder) encoder=${3:?encoder preset or folder, e.g. all-mpnet-base-v2}
-           final "encoder-$encoder-from${FIRST_SEED:-0}" "${4:?fraction: 0.5 or 1}" "${5:?condition: gold or filtered}" \
-             --set trainer.encoder="$encoder" ;;
-  merge-encoder) encoder=${3:?encoder, as given to encoder}; rm -rf "encoder-$encoder"
-                 spanaug experiment summarize "encoder-$encoder"-from*/results.csv --out "encoder-$encoder" \
-                   --title "frame-id, a pool of 272 sentences: as more-seeds, over $encoder's vectors" ;;
+  encoder) encoder=${3:?encoder preset or folder, e.g. all-mpnet-base-v2}; settings=("${@:6}")
+           sets=(); for kv in "${settings[@]}"; do sets+=(--set "trainer.$kv"); done
+           final "encoder-$(label "$encoder" "${settings[@]}")-from${FIRST_SEED:-0}" "${4:?fraction: 0.5 or 1}" \
+             "${5:?condition: gold or filtered}" --set trainer.encoder="$encoder" "${sets[@]}" ;;
+  merge-encoder) encoder=${3:?encoder, as given to encoder}; name=encoder-$(label "$encoder" "${@:4}"); rm -rf "$name"
+                 spanaug experiment summarize "$name"-from*/results.csv --out "$name" \
+                   --title "frame-id, a pool of 272 sentences: as more-seeds, over $encoder's vectors${4:+ (${*:4})}" ;;
   judged) RUN=run-fn-pool-it2-judged final "judged-from${FIRST_SEED:-0}" "${3:?fraction: 0.5 or 1}" filtered ;;
   merge-judged) merge_more_seeds_gold judged judged-from*/results.csv \
                   "frame-id, a pool of 272 sentences: as more-seeds, the filtered records annotators judged right on the frame" ;;
@@ -282,5 +290,5 @@ case $what in
   merge-held) rm -rf held  # made anew from the parts, which a rerun may have grown
               spanaug experiment summarize held-*/results.csv --out held \
                 --title "frame-id, a pool of 272 sentences: two iterations, held to FrameNet's LUs on dev and test" ;;
-  *) echo "usage: curve.sh FN [both | run CONDITIONS OUT | merge | project | merge-project | steps | lexsub | strict | merge-steps | it2 CONDITIONS FRACTION | merge-it2 | share SHARE FRACTION | keep FRACTION [CONDITION] | lexicon | held FRACTION [CONDITION] | merge-held | repeat TIMES FRACTION | merge-repeat TIMES | it3 TIMES FRACTION | merge-it3 TIMES | calibrated FRACTION CONDITION | merge-calibrated | epoch-calibrated[-dev100] FRACTION CONDITION | merge-epoch-calibrated | gold-model | consistency | dev-every FRACTION | merge-dev-every | floor STEPS FRACTION CONDITION | merge-floor STEPS | conditions FRACTION CONDITION | merge-conditions | finish FRACTION CONDITION | merge-finish | more-seeds FRACTION CONDITION | merge-more-seeds | it3-final FRACTION | merge-it3-final | repeat-final TIMES FRACTION | merge-repeat-final TIMES | smaller CONDITION | merge-smaller | judged FRACTION | merge-judged | encoder ENCODER FRACTION CONDITION | merge-encoder ENCODER | calibrate-kept]" >&2; exit 2 ;;
+  *) echo "usage: curve.sh FN [both | run CONDITIONS OUT | merge | project | merge-project | steps | lexsub | strict | merge-steps | it2 CONDITIONS FRACTION | merge-it2 | share SHARE FRACTION | keep FRACTION [CONDITION] | lexicon | held FRACTION [CONDITION] | merge-held | repeat TIMES FRACTION | merge-repeat TIMES | it3 TIMES FRACTION | merge-it3 TIMES | calibrated FRACTION CONDITION | merge-calibrated | epoch-calibrated[-dev100] FRACTION CONDITION | merge-epoch-calibrated | gold-model | consistency | dev-every FRACTION | merge-dev-every | floor STEPS FRACTION CONDITION | merge-floor STEPS | conditions FRACTION CONDITION | merge-conditions | finish FRACTION CONDITION | merge-finish | more-seeds FRACTION CONDITION | merge-more-seeds | it3-final FRACTION | merge-it3-final | repeat-final TIMES FRACTION | merge-repeat-final TIMES | smaller CONDITION | merge-smaller | judged FRACTION | merge-judged | encoder ENCODER FRACTION CONDITION [KEY=VALUE ...] | merge-encoder ENCODER [KEY=VALUE ...] | calibrate-kept]" >&2; exit 2 ;;
 esac
