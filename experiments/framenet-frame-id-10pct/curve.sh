@@ -269,9 +269,10 @@ case $what in
                  spanaug experiment summarize more-seeds/results.csv smaller-from*/results.csv --out smaller-share \
                    --title "frame-id, a pool of 272 sentences: more-seeds and a 25% share, gold and filtered" ;;
   encoder) encoder=${3:?encoder preset or folder, e.g. all-mpnet-base-v2}; settings=("${@:6}")
+           name=encoder-$(label "$encoder" "${settings[@]}")  # an assignment, so that set -e stops at a bad setting
            sets=(); for kv in "${settings[@]}"; do sets+=(--set "trainer.$kv"); done
-           final "encoder-$(label "$encoder" "${settings[@]}")-from${FIRST_SEED:-0}" "${4:?fraction: 0.5 or 1}" \
-             "${5:?condition: gold or filtered}" --set trainer.encoder="$encoder" "${sets[@]}" ;;
+           final "$name-from${FIRST_SEED:-0}" "${4:?fraction: 0.5 or 1}" "${5:?condition: gold or filtered}" \
+             --set trainer.encoder="$encoder" "${sets[@]}" ;;
   merge-encoder) encoder=${3:?encoder, as given to encoder}; name=encoder-$(label "$encoder" "${@:4}"); rm -rf "$name"
                  spanaug experiment summarize "$name"-from*/results.csv --out "$name" \
                    --title "frame-id, a pool of 272 sentences: as more-seeds, over $encoder's vectors${4:+ (${*:4})}" ;;
