@@ -135,8 +135,9 @@ class RunCommand(click.Command):
 
 @cli.command("run", cls=RunCommand)
 @click.option(
-    "--filter", "filters", multiple=True, metavar="NAME",
-    help="keep only records this filter accepts (repeatable; all must accept; replaces the filters the dataset suggests)",
+    "--filter", "filters", multiple=True, metavar="SPEC",
+    help="keep only records this filter accepts: a name, or '{name: frame-lexicon, release: DIR}' with options "
+    "(repeatable; all must accept; replaces the filters the dataset suggests)",
 )
 @click.option("--resume", is_flag=True, help="continue an interrupted run in --output, or take a completed one to more --iterations")
 @click.option("--config", "config_file", type=click.Path(path_type=Path), help="run config file (.toml, .yaml)")
@@ -159,7 +160,7 @@ def run_command(
     what the run leaves unset, and the run notes each: docs/datasets.md) < --preset <
     --config file < flags < --set.
     """
-    from spanaug_core.config import load_run_config, parse_assignments
+    from spanaug_core.config import component_specs, load_run_config, parse_assignments
     from spanaug_core.console import progress_callback
     from spanaug_core.run import execute, signals_as_interrupts
 
@@ -169,7 +170,7 @@ def run_command(
         # --set wins over flags, so the two together would drop the --filter names unseen.
         if "filters" in parse_assignments(assignments):
             raise click.UsageError("--filter and --set filters=[...] both give the filters list; name them all in one of the two")
-        dotted["filters"] = list(filters)
+        dotted["filters"] = component_specs("--filter", filters)
     config = load_run_config(config_file, dotted, assignments)
     try:
         with signals_as_interrupts(), progress_callback("examples", enabled=progress) as on_progress:

@@ -199,6 +199,23 @@ def parse_value(text: str) -> Any:
         return text
 
 
+def component_specs(flag: str, specs: Iterable[str]) -> list[dict[str, Any]]:
+    """A repeatable component flag's values (``--filter``): each a name, or a YAML mapping
+    with ``name`` and the component's options (``'{name: frame-lexicon, release: DIR}'``)."""
+    out = []
+    for spec in specs:
+        try:
+            value = parse_value(spec)
+        except ConfigError as exc:
+            raise ConfigError(f"{flag}: {exc}") from None
+        if isinstance(value, str):
+            value = {"name": value}
+        if not isinstance(value, dict) or not isinstance(value.get("name"), str):
+            raise ConfigError(f"{flag} {spec!r}: expected a name or a mapping such as '{{name: similarity, floor: 0.8}}'")
+        out.append(value)
+    return out
+
+
 def parse_assignments(assignments: Iterable[str]) -> dict[str, Any]:
     """``["a.b=1", "c=x"]`` -> ``{"a": {"b": 1}, "c": "x"}``."""
     tree: dict[str, Any] = {}

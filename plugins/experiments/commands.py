@@ -45,21 +45,6 @@ def _augmented_file(path: Path) -> tuple[Path, dict[str, Any]]:
     return (path / AUGMENTED if path.is_dir() else path), read_manifest(folder)
 
 
-def _filter_specs(specs: Sequence[str]) -> list[dict[str, Any]]:
-    """``--filter`` values: a name, or a YAML mapping with ``name`` and options."""
-    from spanaug_core.config import parse_value
-
-    out = []
-    for spec in specs:
-        value = parse_value(spec)
-        if isinstance(value, str):
-            value = {"name": value}
-        if not isinstance(value, dict) or "name" not in value:
-            raise ConfigError(f"--filter {spec!r}: expected a filter name or a mapping such as '{{name: similarity, floor: 0.8}}'")
-        out.append(value)
-    return out
-
-
 def load_additions(
     augmented: Path,
     pool: Sequence[Any],
@@ -167,6 +152,7 @@ def learning_curve_command(
     seed by seed) and OUT/learning-curve.png are written.
     """
     from spanaug_core.cli import component_options
+    from spanaug_core.config import component_specs
     from spanaug_core.plugins import default_registry
     from spanaug_experiments.curve import CurveOptions, run_curve
 
@@ -189,7 +175,7 @@ def learning_curve_command(
     sets = component_options(assignments, ("trainer", "dataset"))
     registry = default_registry()
     registry.create("trainer", trainer_name, **sets["trainer"])  # bad options fail before any data is read
-    filter_specs = _filter_specs(filters)
+    filter_specs = component_specs("--filter", filters)
     record = {
         **options.model_dump(mode="json"), "trainer": trainer_name, "trainer_options": sets["trainer"], "dataset": dataset,
         "dataset_options": sets["dataset"], "train": str(train_path), "dev": str(dev_path) if dev_path else None,
@@ -363,11 +349,12 @@ def lexsub_command(
 
     The --output file appears only once written whole; an existing one is refused unless --overwrite.
     """
+    from spanaug_core.config import component_specs
     from spanaug_core.plugins import create
 
     output_target(output, overwrite)  # refused before the records are read and filtered, not after
     pool = list(create("dataset", dataset).read(input_path))
-    additions, counts = load_additions(augmented, pool, _filter_specs(filters), ("lexsub",), rewrite_roles or None, "filtered")
+    additions, counts = load_additions(augmented, pool, component_specs("--filter", filters), ("lexsub",), rewrite_roles or None, "filtered")
     with atomic_output(output, overwrite) as partial:
         count = create("dataset", "jsonl").write((e for examples in additions["lexsub"].values() for e in examples), partial)
     note(", ".join(f"{k} {v}" for k, v in counts.items()))

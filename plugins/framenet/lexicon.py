@@ -125,7 +125,7 @@ class FrameLexiconFilter:
         self.units = FrameUnits(
             config.release,
             "frame-lexicon drops its records; if your data is from another release, give the filter that one: "
-            "--set 'filters=[{name: frame-lexicon, release: FOLDER}]' in place of --filter frame-lexicon",
+            "--filter '{name: frame-lexicon, release: FOLDER}' in place of --filter frame-lexicon",
         )
 
     def check(self, record: Augmented, context: FilterContext) -> str | None:

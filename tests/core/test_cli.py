@@ -81,6 +81,22 @@ def test_user_errors_are_one_red_line(tmp_path, cli_registry, capsys) -> None:
     assert "--filter and --set filters=[...] both give the filters list" in capsys.readouterr().err
 
 
+def test_filter_flag_takes_options_as_a_mapping(tmp_path, cli_registry, capsys) -> None:
+    base = ["run", "--dataset", "slots", "--input", str(EXAMPLE / "data" / "sample.tsv"), "--decoder", "synonym",
+            "--aligner", "diff", "--no-progress"]
+    out = tmp_path / "out"
+    assert main([*base, "--filter", "{name: novelty, ceiling: 0.5}", "--filter", "copy", "--output", str(out)]) == 0
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["config"]["filters"] == [{"name": "novelty", "ceiling": 0.5}, {"name": "copy"}]
+    rejected = (out / "rejected.jsonl").read_text()
+    assert "novelty: " in rejected and "> 0.5\"" in rejected
+    capsys.readouterr()
+    for bad in ("{ceiling: 0.5}", "[novelty]", "{name: novelty"):
+        assert main([*base, "--filter", bad, "--output", str(tmp_path / "o")]) == 2
+        err = capsys.readouterr().err
+        assert "--filter" in err and repr(bad) in err and "Traceback" not in err
+
+
 def test_list_table_and_json(cli_registry, capsys) -> None:
     assert main(["list", "--json", "--options"]) == 0
     rows = json.loads(capsys.readouterr().out)

@@ -91,7 +91,7 @@ def test_the_warning_s_hint_works_as_written(tmp_path, framenet_registry, releas
     hints = [line for line in caplog.text.splitlines() if "frame 'Commerce_buy' is not in the FrameNet release" in line]
     assert not records and len(hints) == 2  # the filter drops what has no words; one warning for each
     assert any(h.endswith("give the lexicon that one: --set lexicon.release=FOLDER") for h in hints)
-    assert any(h.endswith("give the filter that one: --set 'filters=[{name: frame-lexicon, release: FOLDER}]' in place of --filter frame-lexicon") for h in hints)
+    assert any(h.endswith("give the filter that one: --filter '{name: frame-lexicon, release: FOLDER}' in place of --filter frame-lexicon") for h in hints)
     # Both, as written, with FOLDER the data's release (lexicon.release alone: the dataset suggested the lexicon).
     (tmp_path / "again").mkdir()
     _, records, manifest, _ = run(tmp_path / "again", framenet_registry, release, f"lexicon.release={release}", f"filters=[{{name: frame-lexicon, release: {release}}}]")
