@@ -224,8 +224,11 @@ def _marked(span: Span, carried: bool) -> Span:
     return span
 
 
-def record_of(job: Job, example: Example, choice: Choice, components: dict[str, str]) -> Augmented:
-    """The record a round writes if it keeps ``choice``: the candidate with its target, kept and carried spans."""
+def record_of(job: Job, example: Example, choice: Choice, components: dict[str, str], nth: int = 1) -> Augmented:
+    """The record a round writes if it keeps ``choice``: the candidate with its target, kept and carried spans.
+
+    ``nth`` above 1: the round's further record (``per_round``), whose id ends ``/itN.nth``.
+    """
     spans = [(idx, _marked(sp, False)) for idx, sp in choice.kept]
     if job.target is not None and choice.span is not None:
         spans.append((job.target, _marked(example.spans[job.target].moved(*choice.span), False)))
@@ -233,7 +236,7 @@ def record_of(job: Job, example: Example, choice: Choice, components: dict[str, 
     spans.sort(key=lambda pair: pair[0])
     stem = example.id if job.target is None else f"{example.id}/s{job.target}"
     return Augmented(
-        id=f"{stem}/it{job.iteration}",
+        id=f"{stem}/it{job.iteration}" + (f".{nth}" if nth > 1 else ""),
         source_id=example.id,
         target=job.target,
         iteration=job.iteration,

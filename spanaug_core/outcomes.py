@@ -123,6 +123,7 @@ class RunStats(BaseModel):
     accepted: int = 0
     rejected: int = 0
     filtered_choices: int = 0
+    more_records: int = 0  # records kept beyond a round's first (``per_round``), counted in ``accepted`` too
     stopped: Counter[str] = Field(default_factory=Counter)
     decode_calls: int = 0
     reused_nbest: int = 0

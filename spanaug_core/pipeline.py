@@ -49,7 +49,7 @@ from typing import Any
 from spanaug_core.choices import carried_copy_found, first_rejection, ranked_choices, record_of
 from spanaug_core.config import RunConfig
 from spanaug_core.errors import ConfigError, RunStateError, SpanaugError
-from spanaug_core.jobs import Attempt, Continued, ExampleRun, Job
+from spanaug_core.jobs import Attempt, Choice, Continued, ExampleRun, Job
 from spanaug_core.outcomes import IDLE, InOrder, Outcome, Rejection, RunStats, _Idle
 from spanaug_core.plugins import Registry, default_registry
 from spanaug_core.protocols import (
@@ -297,25 +297,36 @@ class Pipeline:
             return RunStateError(f"cannot add iterations to example {example.id!r}: {why}")
 
         jobs, _ = self._jobs_for(example)
-        rounds = {(o.target, o.iteration): o for o in item.outcomes}
+        # A round's outcomes in the order it wrote them: its choice, then its further records (``per_round``).
+        rounds: dict[tuple[int | None, int], list[Augmented | Rejection]] = {}
+        for o in item.outcomes:
+            rounds.setdefault((o.target, o.iteration), []).append(o)
         run = ExampleRun(seq=seq, example=example, jobs=jobs, seen={example.text}, iteration=item.iterations)
         for job in jobs:
             for iteration in range(1, item.iterations + 1):
                 job.iteration = iteration
-                outcome = rounds.pop((job.target, iteration), None)
-                if outcome is None:
+                outcomes = rounds.pop((job.target, iteration), None)
+                if outcomes is None:
                     raise refuse(f"span {job.target} has no record or rejection of iteration {iteration} in the run's files (did the input change?)")
-                if outcome.constraints != job.constraints:
+                if any(o.constraints != job.constraints for o in outcomes):
                     raise refuse(
                         f"span {job.target} had other constraints in iteration {iteration} than this spanaug gives it "
                         "(was the run made with another expander, lexicon or version?)"
                     )
+                outcome = outcomes[0]
                 record = outcome if isinstance(outcome, Augmented) else outcome.record
                 if record is None:
                     job.stopped = outcome.reason
                     break
+                more = [o for o in outcomes[1:] if isinstance(o, Augmented)]
+                if len(more) < len(outcomes) - 1:
+                    raise refuse(f"span {job.target} has a rejection after the first outcome of iteration {iteration}; a round's further records are accepted ones")
                 run.seen.add(record.text)
-                if self._taken(job, example, record.tokens, _target_of(job, example, record)) is not None:
+                stopped = self._taken(job, example, record.tokens, _target_of(job, example, record))
+                for further in more:  # as _advance took them: after the round's choice, never stopping the job
+                    run.seen.add(further.text)
+                    self._taken(job, example, further.tokens, _target_of(job, example, further))
+                if stopped is not None:
                     break
         if rounds:
             target, iteration = next(iter(rounds))
@@ -491,6 +502,40 @@ class Pipeline:
         job.stopped = "avoid-set-unchanged"
         return job.stopped
 
+    def _more(self, attempt: Attempt, choices: Sequence[Choice], kept: Choice, context: FilterContext) -> list[tuple[Choice, Augmented]]:
+        """A round's further records (``per_round``) beside ``kept``, its choice: the next choices,
+        best first, that the filters accept and that write what the job has not (another phrase
+        for its target, none of the avoid set's; a whole-sentence job: another sentence).
+
+        Built before the round's choices grow the avoid set, so every record of a round carries
+        the constraints it was decoded under.
+        """
+        wanted = self.settings.per_round - 1
+        if not wanted:
+            return []
+        job, example = attempt.job, attempt.run.example
+
+        def forms(choice: Choice) -> set[str]:
+            """What writing ``choice`` rules out for the round's later records: its phrase's forms
+            as they would join the avoid set ("transformed" rules out "transform")."""
+            if choice.span is None:
+                return {_phrase(choice)}
+            tokens = choice.candidate.tokens[choice.span[0] : choice.span[1]]
+            return {_phrase(choice), *(f.lower() for f in self._avoid_next(job, tokens))}
+
+        written = {p.lower() for p in job.avoid} | {t.lower() for t in attempt.run.seen} | forms(kept)
+        more: list[tuple[Choice, Augmented]] = []
+        for other in choices:
+            if len(more) == wanted:
+                break
+            if _phrase(other) in written:
+                continue
+            record = record_of(job, example, other, self.components, nth=len(more) + 2)
+            if first_rejection(self.filters, record, context) is None:
+                more.append((other, record))
+                written |= forms(other)
+        return more
+
     def _advance(self, attempt: Attempt) -> list[Augmented | Rejection]:
         """The outcomes of one attempt; updates the job (avoid set, stop, chained sentence)."""
         job, example = attempt.job, attempt.run.example
@@ -513,20 +558,34 @@ class Pipeline:
                     self.stats.filtered_choices += 1
                     break
         cand = choice.candidate
-        attempt.run.seen.add(cand.text)
         out: list[Augmented | Rejection] = []
         if reason is None:
             self.stats.accepted += 1
-            out.append(record)
+            more = self._more(attempt, choices, choice, context)
+            out += [record, *(r for _, r in more)]
+            self.stats.accepted += len(more)
+            self.stats.more_records += len(more)
         else:
+            more = []
             self.stats.rejected += 1
             out.append(Rejection(example.id, job.target, job.iteration, reason, job.constraints, record))
+        attempt.run.seen.add(cand.text)
         stopped = self._taken(job, example, cand.tokens, choice.span)
         if stopped is not None:
             self.stats.stopped[stopped] += 1
+        for other, _ in more:  # each a new phrase, so it grows the avoid set and never stops the job
+            attempt.run.seen.add(other.candidate.text)
+            self._taken(job, example, other.candidate.tokens, other.span)
         if self.settings.chain:
             job.tokens, job.span, job.kept, job.carried = cand.tokens, choice.span, choice.kept, choice.carried
         return out
+
+
+def _phrase(choice: Choice) -> str:
+    """What a choice wrote for its job's target, case folded (its whole text for a whole-sentence job)."""
+    if choice.span is None:
+        return choice.candidate.text.lower()
+    return detokenize(choice.candidate.tokens[choice.span[0] : choice.span[1]]).lower()
 
 
 def _target_of(job: Job, example: Example, record: Augmented) -> tuple[int, int] | None:

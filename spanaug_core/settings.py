@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from spanaug_core.flags import flag
 
@@ -51,6 +51,14 @@ class PipelineSettings(BaseModel):
 
     iterations: int = Field(default=10, ge=1, description="rounds of paraphrase + align per span (raised with --resume, it takes a completed run further)", json_schema_extra=flag("--iterations"))
     top_m: int = Field(default=20, ge=1, description="candidates the aligner scores per round", json_schema_extra=flag("--top-m"))
+    per_round: int = Field(
+        default=1,
+        ge=1,
+        description="records a round may keep (the paper: 1): above 1, after its choice also the next candidates, best "
+        "first, that the filters accept and whose rewritten span is new to the job (other words; a whole-sentence job: "
+        "another sentence), so one decode yields up to this many (docs/results/per-round.md)",
+        json_schema_extra=flag("--per-round"),
+    )
     chain: bool = Field(
         default=False, description="paraphrase the previous output instead of the original", json_schema_extra=flag("--chain")
     )
@@ -116,3 +124,9 @@ class PipelineSettings(BaseModel):
         "the function word of a rewording (\"signed\" as the \"into\" of \"entered into\") is no alignment "
         "(false: any span it finds; docs/results/srl-skips.md)",
     )
+
+    @model_validator(mode="after")
+    def _per_round_within_top_m(self) -> PipelineSettings:
+        if self.per_round > self.top_m:
+            raise ValueError(f"per_round ({self.per_round}) is above top_m ({self.top_m}): a round keeps at most its top_m candidates")
+        return self

@@ -32,8 +32,8 @@ from spanaug_core.errors import DataError, one_line
 from spanaug_shared.jsonlines import objects
 
 # What the pipeline appends to a source id: the rewritten span (absent for whole-sentence
-# jobs) and the iteration.
-_RECORD_SUFFIX = re.compile(r"(?:/s\d+)?/it\d+$")
+# jobs), the iteration, and a round's further record's number (``per_round``).
+_RECORD_SUFFIX = re.compile(r"(?:/s\d+)?/it\d+(?:\.\d+)?$")
 
 
 class Judgment(BaseModel):

@@ -26,6 +26,7 @@ from spanaug_core.text import contains_phrase, detokenize, tokenize
 
 SYNONYMS = {
     "corroborate": ["confirm", "verify", "support", "back"],
+    "attest": ["confirm", "confirms", "verify"],
     "confirm": ["verify"],
     "buy": ["purchase", "acquire"],
     "quickly": ["rapidly", "fast"],

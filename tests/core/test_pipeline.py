@@ -144,6 +144,35 @@ def test_whole_sentence_jobs_keep_entities_and_take_new_candidates() -> None:
     assert pipe.stats.stopped == {"no-new-candidates": 1}
 
 
+def test_per_round_keeps_the_rounds_next_new_phrases_too() -> None:
+    pipe = make(iterations=1, per_round=2)
+    records = list(pipe.run([corroborate()]))
+    assert [r.tokens[3] for r in records] == ["confirm", "verify"]
+    assert [r.id for r in records] == ["ex0/s0/it1", "ex0/s0/it1.2"] and {r.iteration for r in records} == {1}
+    assert records[0].constraints == records[1].constraints  # each carries what its round was decoded under
+    assert pipe.stats.accepted == 2 and pipe.stats.more_records == 1
+    # Both phrases join the avoid set: the next round finds the two words left.
+    pipe = make(iterations=2, per_round=2)
+    assert [(r.iteration, r.tokens[3]) for r in pipe.run([corroborate()])] == [(1, "confirm"), (1, "verify"), (2, "support"), (2, "back")]
+    # The filters judge the further records too; one they drop makes way for the next.
+    pipe = make(iterations=1, per_round=2, filters=[_RejectWord("verify")])
+    assert [r.tokens[3] for r in pipe.run([corroborate()])] == ["confirm", "support"]
+    # Another form of a phrase the round kept is nothing new ("confirms" after "confirm").
+    attest = Example(id="a", tokens=("They", "attest", "it", "."), spans=(Span(start=1, end=2, label="Evidence", role="target"),))
+    pipe = make(iterations=1, per_round=3)
+    assert [r.tokens[1] for r in pipe.run([attest])] == ["confirm", "verify"]
+    # A whole-sentence job keeps sentences it has not written: four rounds' worth in two.
+    ner = Example(id="n", tokens=("Ann", "will", "buy", "it", "quickly", "."), spans=(Span(start=0, end=1, label="PER", role="entity"),))
+    pipe = make(iterations=2, per_round=2, rewrite_roles=[])
+    texts = [r.text for r in pipe.run([ner])]
+    assert len(texts) == len(set(texts)) == 4
+
+
+def test_per_round_stays_within_top_m() -> None:
+    with pytest.raises(ValueError, match=r"per_round \(5\) is above top_m \(4\)"):
+        PipelineSettings(top_m=4, per_round=5)
+
+
 class _RepeatableDecoder(SynonymDecoder):
     repeatable = True
 

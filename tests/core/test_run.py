@@ -184,20 +184,23 @@ def read_rejected(out: Path) -> list[dict[str, Any]]:
 GROWN = {"filters": ["copy", {"name": "max-iteration", "max_iteration": 2}], "decoder.batch_size": 2}
 
 
-def test_a_completed_run_resumed_with_more_iterations_writes_what_a_longer_run_writes(tmp_path, run_registry) -> None:
+@pytest.mark.parametrize("per_round", [1, 2])
+def test_a_completed_run_resumed_with_more_iterations_writes_what_a_longer_run_writes(tmp_path, run_registry, per_round) -> None:
+    grown = {**GROWN, "per_round": per_round}  # 2: a round's further records grow the avoid set in the replay too
     (tmp_path / "ref").mkdir()
-    execute(config_for(tmp_path / "ref", iterations=4, **GROWN), registry=run_registry)
+    execute(config_for(tmp_path / "ref", iterations=4, **grown), registry=run_registry)
     ref = tmp_path / "ref" / "out"
-    execute(config_for(tmp_path, iterations=1, **GROWN), registry=run_registry)
+    execute(config_for(tmp_path, iterations=1, **grown), registry=run_registry)
     out = tmp_path / "out"
     first = read_records(out)
-    execute(config_for(tmp_path, iterations=2, **GROWN), resume=True, registry=run_registry)
-    summary = execute(config_for(tmp_path, iterations=4, **GROWN), resume=True, registry=run_registry)
+    execute(config_for(tmp_path, iterations=2, **grown), resume=True, registry=run_registry)
+    summary = execute(config_for(tmp_path, iterations=4, **grown), resume=True, registry=run_registry)
     assert summary.status == "completed"
     records = read_records(out)
     assert records[: len(first)] == first  # what the run had stays as it was; the new rounds follow
     assert sorted(records, key=lambda r: r.id) == sorted(read_records(ref), key=lambda r: r.id)
     assert {r.iteration for r in records} == {1, 2} and {r["iteration"] for r in read_rejected(out)} >= {3}
+    assert any(r.id.endswith(".2") for r in records) == (per_round == 2)
     key = lambda line: (line["source_id"], line["target"], line["iteration"])  # noqa: E731
     assert sorted(read_rejected(out), key=key) == sorted(read_rejected(ref), key=key)
     manifest, expected = (json.loads((folder / "manifest.json").read_text()) for folder in (out, ref))
@@ -206,7 +209,7 @@ def test_a_completed_run_resumed_with_more_iterations_writes_what_a_longer_run_w
     for count in ("examples", "jobs", "accepted", "rejected", "stopped"):
         assert manifest["counts"][count] == expected["counts"][count], count
     # Taken further, it resumes as any run: nothing left to do.
-    assert execute(config_for(tmp_path, iterations=4, **GROWN), resume=True, registry=run_registry).status == "completed"
+    assert execute(config_for(tmp_path, iterations=4, **grown), resume=True, registry=run_registry).status == "completed"
     assert read_records(out) == records
 
 
