@@ -102,6 +102,10 @@
 #                                  docs/results/judgments/framenet-pool-10pct-kept.tsv), an oracle filter; seeds FIRST_SEED (0
 #                                  unless set) on: judged-fromFIRST_SEED-FRACTION-filtered; `merge-judged` joins them with
 #                                  more-seeds/' gold cells in judged/
+#   curve.sh FN per-round FRACTION more-seeds' filtered cells with run-fn-pool-it2-pr4's records: the two-iteration run
+#                                  decoded again keeping up to four records a round (--per-round 4, finding 32), seeds
+#                                  FIRST_SEED (0 unless set) on: per-round-fromFIRST_SEED-FRACTION-filtered; `merge-per-round`
+#                                  joins them with more-seeds/' gold cells in per-round/
 #   curve.sh FN smaller gold|filtered
 #                                  more-seeds' cells at 25% of the pool (about 2.5% of the training documents, the
 #                                  paper's smaller shares; a step floor of 3,000), seeds FIRST_SEED (0 unless set) on:
@@ -276,6 +280,9 @@ case $what in
   merge-encoder) encoder=${3:?encoder, as given to encoder}; name=encoder-$(label "$encoder" "${@:4}"); rm -rf "$name"
                  spanaug experiment summarize "$name"-from*/results.csv --out "$name" \
                    --title "frame-id, a pool of 272 sentences: as more-seeds, over $encoder's vectors${4:+ (${*:4})}" ;;
+  per-round) RUN=run-fn-pool-it2-pr4 final "per-round-from${FIRST_SEED:-0}" "${3:?fraction: 0.5 or 1}" filtered ;;
+  merge-per-round) merge_more_seeds_gold per-round per-round-from*/results.csv \
+                     "frame-id, a pool of 272 sentences: as more-seeds, the filtered records of a run keeping up to four a round" ;;
   judged) RUN=run-fn-pool-it2-judged final "judged-from${FIRST_SEED:-0}" "${3:?fraction: 0.5 or 1}" filtered ;;
   merge-judged) merge_more_seeds_gold judged judged-from*/results.csv \
                   "frame-id, a pool of 272 sentences: as more-seeds, the filtered records annotators judged right on the frame" ;;
@@ -291,5 +298,5 @@ case $what in
   merge-held) rm -rf held  # made anew from the parts, which a rerun may have grown
               spanaug experiment summarize held-*/results.csv --out held \
                 --title "frame-id, a pool of 272 sentences: two iterations, held to FrameNet's LUs on dev and test" ;;
-  *) echo "usage: curve.sh FN [both | run CONDITIONS OUT | merge | project | merge-project | steps | lexsub | strict | merge-steps | it2 CONDITIONS FRACTION | merge-it2 | share SHARE FRACTION | keep FRACTION [CONDITION] | lexicon | held FRACTION [CONDITION] | merge-held | repeat TIMES FRACTION | merge-repeat TIMES | it3 TIMES FRACTION | merge-it3 TIMES | calibrated FRACTION CONDITION | merge-calibrated | epoch-calibrated[-dev100] FRACTION CONDITION | merge-epoch-calibrated | gold-model | consistency | dev-every FRACTION | merge-dev-every | floor STEPS FRACTION CONDITION | merge-floor STEPS | conditions FRACTION CONDITION | merge-conditions | finish FRACTION CONDITION | merge-finish | more-seeds FRACTION CONDITION | merge-more-seeds | it3-final FRACTION | merge-it3-final | repeat-final TIMES FRACTION | merge-repeat-final TIMES | smaller CONDITION | merge-smaller | judged FRACTION | merge-judged | encoder ENCODER FRACTION CONDITION [KEY=VALUE ...] | merge-encoder ENCODER [KEY=VALUE ...] | calibrate-kept]" >&2; exit 2 ;;
+  *) echo "usage: curve.sh FN [both | run CONDITIONS OUT | merge | project | merge-project | steps | lexsub | strict | merge-steps | it2 CONDITIONS FRACTION | merge-it2 | share SHARE FRACTION | keep FRACTION [CONDITION] | lexicon | held FRACTION [CONDITION] | merge-held | repeat TIMES FRACTION | merge-repeat TIMES | it3 TIMES FRACTION | merge-it3 TIMES | calibrated FRACTION CONDITION | merge-calibrated | epoch-calibrated[-dev100] FRACTION CONDITION | merge-epoch-calibrated | gold-model | consistency | dev-every FRACTION | merge-dev-every | floor STEPS FRACTION CONDITION | merge-floor STEPS | conditions FRACTION CONDITION | merge-conditions | finish FRACTION CONDITION | merge-finish | more-seeds FRACTION CONDITION | merge-more-seeds | it3-final FRACTION | merge-it3-final | repeat-final TIMES FRACTION | merge-repeat-final TIMES | smaller CONDITION | merge-smaller | per-round FRACTION | merge-per-round | judged FRACTION | merge-judged | encoder ENCODER FRACTION CONDITION [KEY=VALUE ...] | merge-encoder ENCODER [KEY=VALUE ...] | calibrate-kept]" >&2; exit 2 ;;
 esac

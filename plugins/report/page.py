@@ -135,7 +135,9 @@ def _run_section(run: Run) -> str:
             rows.append(("the reader repaired or skipped", esc(", ".join(f"{n:,} {what}" for what, n in repairs.items()))))
         rows.append(("lexicon", _lexicon(m, config)))
         rows.append(("filters", ", ".join(_component(f) for f in config.get("filters", [])) or "none"))
-        rows.append(("iterations · top-m · chain", esc(f"{config.get('iterations')} · {config.get('top_m')} · {config.get('chain')}")))
+        # A run made before per_round kept one record a round.
+        rows.append(("iterations · top-m · per round · chain",
+                     esc(f"{config.get('iterations')} · {config.get('top_m')} · {config.get('per_round', 1)} · {config.get('chain')}")))
         parts.append(_table(("setting", "value"), rows, (False, False)))
         parts.append(f"<details><summary>full manifest</summary><pre>{esc(json.dumps(m, indent=2, ensure_ascii=False))}</pre></details>")
     return "".join(parts)

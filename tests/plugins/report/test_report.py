@@ -221,6 +221,8 @@ def test_the_page_shows_records_spans_charts_filters_and_diversity(run_dir: Path
     # The lexicon with the options it ran with (the release it read), and what the reader repaired.
     assert "<code>framenet</code> <span class='muted'>release=data/fndata-1.5, words=4</span>" in page
     assert "<td>the reader repaired or skipped</td><td>19 sentences listed again with other annotations, kept as &lt;id&gt;-2</td>" in page
+    # A manifest from before per_round: one record a round.
+    assert "<td>iterations · top-m · per round · chain</td><td>3 · 4 · 1 · False</td>" in page
 
 
 def test_the_command_writes_the_page_and_says_what_it_left_out(spanaug, run_dir: Path, tmp_path: Path, capsys, monkeypatch) -> None:
