@@ -180,7 +180,9 @@ def run_command(
         raise
     counts = summary.counts
     stopped = ", ".join(f"{k} {v}" for k, v in sorted(counts.get("stopped", {}).items())) or "none"
-    runners_up = f" ({counts['filtered_choices']} of them a runner-up the filters accepted)" if counts.get("filtered_choices") else ""
+    extra = [f"{counts['filtered_choices']} of them a runner-up the filters accepted"] if counts.get("filtered_choices") else []
+    extra += [f"{counts['more_records']} a round's further record (per_round)"] if counts.get("more_records") else []
+    runners_up = f" ({'; '.join(extra)})" if extra else ""
     skipped = f" ({counts['skipped_spans']} more left alone by skip_labels or skip_pos)" if counts.get("skipped_spans") else ""
     out_console.print(
         f"[bold green]done[/]: {counts['examples']} examples, {counts['jobs']} spans{skipped} -> "

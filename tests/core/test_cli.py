@@ -97,6 +97,23 @@ def test_filter_flag_takes_options_as_a_mapping(tmp_path, cli_registry, capsys) 
         assert "--filter" in err and repr(bad) in err and "Traceback" not in err
 
 
+def test_per_round_flag_and_its_count_in_the_summary(tmp_path, cli_registry, capsys) -> None:
+    args = ["run", "--dataset", "slots", "--input", str(EXAMPLE / "data" / "sample.tsv"), "--decoder", "synonym",
+            "--aligner", "diff", "--iterations", "1", "--no-progress"]
+    assert main([*args, "--per-round", "2", "--output", str(tmp_path / "two")]) == 0
+    summary = capsys.readouterr().out
+    manifest = json.loads((tmp_path / "two" / "manifest.json").read_text())
+    more = manifest["counts"]["more_records"]
+    assert manifest["config"]["per_round"] == 2 and more > 0
+    assert f"{more} a round's further record (per_round)" in summary
+    assert main([*args, "--output", str(tmp_path / "one")]) == 0
+    assert "further record" not in capsys.readouterr().out
+    one, two = (len((tmp_path / d / "augmented.jsonl").read_text().splitlines()) for d in ("one", "two"))
+    assert two == one + more
+    assert main([*args, "--per-round", "30", "--output", str(tmp_path / "bad")]) == 2
+    assert "per_round (30) is above top_m (20)" in capsys.readouterr().err
+
+
 def test_list_table_and_json(cli_registry, capsys) -> None:
     assert main(["list", "--json", "--options"]) == 0
     rows = json.loads(capsys.readouterr().out)
