@@ -67,7 +67,7 @@ from spanaug_core.protocols import (
 )
 from spanaug_core.scheduling import RequestQueue, stream_decode
 from spanaug_core.settings import PipelineSettings
-from spanaug_core.text import detokenize, is_content_word, overlaps, retokenize
+from spanaug_core.text import contains_phrase, detokenize, is_content_word, normalize, overlaps, retokenize
 from spanaug_core.types import AlignItem, Augmented, Candidate, Example, Span
 
 # A request's key is (example sequence number) * _JOBS + (job index): older examples first.
@@ -504,37 +504,44 @@ class Pipeline:
 
     def _more(self, attempt: Attempt, choices: Sequence[Choice], kept: Choice, context: FilterContext) -> list[tuple[Choice, Augmented]]:
         """A round's further records (``per_round``) beside ``kept``, its choice: the next choices,
-        best first, that the filters accept and that write what the job has not (another phrase
-        for its target, none of the avoid set's; a whole-sentence job: another sentence).
+        best first, that the filters accept and that write what the job has not.
 
-        Built before the round's choices grow the avoid set, so every record of a round carries
-        the constraints it was decoded under.
+        A span job's phrase for its target must hold nothing the next round's avoid set would
+        bar after the round's earlier records ("review the results" is not new after "review
+        its results": ``avoid_words``); a whole-sentence job's sentence must not be one it has
+        written, token for token. The filters see the round's earlier records among the earlier
+        outputs (``copy``, ``novelty``). All are built before the round's choices grow the avoid
+        set, so every record of a round carries the constraints it was decoded under.
         """
         wanted = self.settings.per_round - 1
         if not wanted:
             return []
         job, example = attempt.job, attempt.run.example
-
-        def forms(choice: Choice) -> set[str]:
-            """What writing ``choice`` rules out for the round's later records: its phrase's forms
-            as they would join the avoid set ("transformed" rules out "transform")."""
-            if choice.span is None:
-                return {_phrase(choice)}
-            tokens = choice.candidate.tokens[choice.span[0] : choice.span[1]]
-            return {_phrase(choice), *(f.lower() for f in self._avoid_next(job, tokens))}
-
-        written = {p.lower() for p in job.avoid} | {t.lower() for t in attempt.run.seen} | forms(kept)
+        earlier = set(context.previous_texts) | {kept.candidate.text}
+        barred = [*job.avoid, *self._barred(job, kept)]
+        written = {normalize(text, case_sensitive=False) for text in earlier}
         more: list[tuple[Choice, Augmented]] = []
         for other in choices:
             if len(more) == wanted:
                 break
-            if _phrase(other) in written:
+            if other.span is None:
+                if normalize(other.candidate.text, case_sensitive=False) in written:
+                    continue
+            elif any(contains_phrase(_phrase(other), p, case_sensitive=False) for p in barred):
                 continue
             record = record_of(job, example, other, self.components, nth=len(more) + 2)
-            if first_rejection(self.filters, record, context) is None:
+            if first_rejection(self.filters, record, FilterContext(example, frozenset(earlier))) is None:
                 more.append((other, record))
-                written |= forms(other)
+                earlier.add(other.candidate.text)
+                written.add(normalize(other.candidate.text, case_sensitive=False))
+                barred += self._barred(job, other)
         return more
+
+    def _barred(self, job: Job, choice: Choice) -> list[str]:
+        """What keeping a span job's ``choice`` adds to its avoid set (none for a whole-sentence job)."""
+        if choice.span is None:
+            return []
+        return list(self._avoid_next(job, choice.candidate.tokens[choice.span[0] : choice.span[1]]))
 
     def _advance(self, attempt: Attempt) -> list[Augmented | Rejection]:
         """The outcomes of one attempt; updates the job (avoid set, stop, chained sentence)."""
@@ -582,10 +589,9 @@ class Pipeline:
 
 
 def _phrase(choice: Choice) -> str:
-    """What a choice wrote for its job's target, case folded (its whole text for a whole-sentence job)."""
-    if choice.span is None:
-        return choice.candidate.text.lower()
-    return detokenize(choice.candidate.tokens[choice.span[0] : choice.span[1]]).lower()
+    """What a span job's choice wrote for its target."""
+    assert choice.span is not None
+    return detokenize(choice.candidate.tokens[choice.span[0] : choice.span[1]])
 
 
 def _target_of(job: Job, example: Example, record: Augmented) -> tuple[int, int] | None:

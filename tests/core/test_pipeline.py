@@ -5,14 +5,16 @@ from __future__ import annotations
 import pytest
 from doubles import DiffAligner, SynonymDecoder
 
-from spanaug_core import Example, Span
+from spanaug_core import Alignment, Candidate, Example, Span
 from spanaug_core.config import PipelineSettings
 from spanaug_core.errors import SpanaugError
 from spanaug_core.protocols import ComponentConfig
 from spanaug_core.outcomes import IDLE, Checkpoint, Rejection
 from spanaug_core.pipeline import Pipeline
+from spanaug_core.text import contains_phrase, tokenize
 from spanaug_expanders.inflect import InflectExpander
 from spanaug_filters.basic import MaxIterationFilter
+from spanaug_filters.novelty import NoveltyFilter
 
 
 def make(iterations: int = 10, filters=(), decoder=None, aligner=None, batch_size: int | None = None, **settings) -> Pipeline:
@@ -166,6 +168,49 @@ def test_per_round_keeps_the_rounds_next_new_phrases_too() -> None:
     pipe = make(iterations=2, per_round=2, rewrite_roles=[])
     texts = [r.text for r in pipe.run([ner])]
     assert len(texts) == len(set(texts)) == 4
+
+
+class _Listed:
+    """A decoder that answers every request with its fixed sentences, less those holding an avoid phrase."""
+
+    name = "listed"
+
+    def __init__(self, *texts: str) -> None:
+        self.texts = texts
+
+    def decode(self, requests, nbest):
+        return [[Candidate(text=t, tokens=tuple(tokenize(t)), score=-0.1) for t in self.texts
+                 if not any(contains_phrase(t, p, case_sensitive=False) for p in r.constraints.avoid)][:nbest] for r in requests]
+
+
+class _Between:
+    """An aligner that places the span between "will" and "today"."""
+
+    name = "between"
+
+    def align(self, items):
+        return [Alignment(span=(list(i.target_tokens).index("will") + 1, list(i.target_tokens).index("today")), score=0.9) for i in items]
+
+
+def test_per_round_takes_nothing_the_next_round_would_bar() -> None:
+    # "review the results" holds "review" and "results", which "review its results" puts in
+    # the avoid set (avoid_words): no new phrase, though not the same one.
+    ex = Example(id="x", tokens=tuple("The panel will examine the report today .".split()), spans=(Span(start=3, end=5, label="E"),))
+    decoder = _Listed("The panel will review its results today .", "The panel will review the results today .",
+                      "The panel will study the document today .")
+    pipe = Pipeline(decoder, _Between(), InflectExpander(InflectExpander.Config()),
+                    settings=PipelineSettings(per_round=3, iterations=1, keep="drop"))
+    assert [" ".join(r.tokens[3:-2]) for r in pipe.run([ex])] == ["review its results", "study the document"]
+    # A whole-sentence job's sentence spelt with other spaces is the same sentence.
+    ner = Example(id="n", tokens=("Ann", "will", "buy", "it", "quickly", "."), spans=(Span(start=0, end=1, label="PER", role="entity"),))
+    decoder = _Listed("Ann will purchase it quickly.", "Ann will purchase it quickly .", "Ann will acquire it fast.")
+    pipe = make(decoder=decoder, iterations=1, per_round=3, rewrite_roles=[])
+    assert [r.text for r in pipe.run([ner])] == ["Ann will purchase it quickly.", "Ann will acquire it fast."]
+    # The filters see the round's earlier records as earlier outputs: "acquire" is too close
+    # to "purchase" (2-gram overlap above 0.7), as it is when a later round writes it.
+    near = NoveltyFilter(NoveltyFilter.Config(ceiling=1.0, previous_ceiling=0.7))
+    pipe = make(filters=[near], iterations=1, per_round=2, rewrite_roles=[])
+    assert [r.text for r in pipe.run([ner])] == ["Ann will purchase it quickly.", "Ann will buy it rapidly."]
 
 
 def test_per_round_stays_within_top_m() -> None:

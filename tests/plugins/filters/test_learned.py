@@ -45,7 +45,8 @@ def test_training_lowers_the_loss_and_beats_chance() -> None:
 
 @pytest.mark.parametrize(
     ("record_id", "source"),
-    [("fn-12/s0/it3", "fn-12"), ("eng.train#7/it2", "eng.train#7"), ("a/b/s10/it1", "a/b"), ("r7", "r7"), ("x/s1", "x/s1")],
+    [("fn-12/s0/it3", "fn-12"), ("fn-12/s0/it3.2", "fn-12"), ("eng.train#7/it2", "eng.train#7"), ("a/b/s10/it1", "a/b"),
+     ("r7", "r7"), ("x/s1", "x/s1"), ("v1.2", "v1.2")],
 )
 def test_a_judgment_knows_its_source(record_id: str, source: str) -> None:
     assert Judgment(id=record_id, iteration=1, scores={}, accepted=True).source == source
