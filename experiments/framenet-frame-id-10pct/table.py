@@ -8,8 +8,9 @@ cells trained held but not calibrated (the records also with each gold sentence 
 epoch, and so the three-iteration records); the kept models held on test only; every condition
 unheld, against gold trained as many optimiser steps as the cells with records; then finding
 29's, the headline's gold and filtered cells with a 25% share of the pool beside them; then finding
-30's, those cells over another frozen encoder; last, finding 31's: the same cells at the setting
-its search over that encoder chose, then the search itself.
+30's, those cells over another frozen encoder; then finding 31's: the same cells at the setting
+its search over that encoder chose, then the search itself; last, finding 32's: the filtered cells
+on the pool decoded keeping up to four records a round, beside the headline's on the same seeds.
 
     python table.py            # prints the tables' markdown (header and rows) in that order
 
@@ -54,6 +55,13 @@ ENCODER = [
 ENCODER_DROPOUT = [
     ("**gold, all-mpnet-base-v2, dropout 0.1**", "encoder-all-mpnet-base-v2-dropout-0.1/results.csv", "gold"),
     ("+ the filtered records, the same", "encoder-all-mpnet-base-v2-dropout-0.1/results.csv", "filtered"),
+]
+# The headline's filtered cells on the pool decoded keeping up to four records a round (curve.sh
+# per-round): finding 32, on the seeds those cells have
+PER_ROUND = [
+    ("**gold**", "more-seeds/results.csv", "gold"),
+    ("+ the filtered records, one a round", "more-seeds/results.csv", "filtered"),
+    ("+ the filtered records, up to four a round", "per-round/results.csv", "filtered"),
 ]
 # Finding 31's search over all-mpnet-base-v2 (curve.sh encoder ... KEY=VALUE): gold at 50%, the seeds
 # every setting has, judged on dev F1 (test must not choose)
@@ -129,6 +137,9 @@ def main() -> None:
         table(rows, FRACTIONS[:1] if rows is SMALLER else FRACTIONS)
         print()
     search(SEARCH)
+    if read(PER_ROUND[-1][1]):
+        print()
+        table(PER_ROUND, FRACTIONS, same_seeds=True)
 
 
 def search(rows: list[tuple[str, str]], fraction: str = "0.5") -> None:
@@ -148,13 +159,17 @@ def search(rows: list[tuple[str, str]], fraction: str = "0.5") -> None:
         print(f"| {label} | {mean_sd(dev)} | {mean_sd(f1)} | {mean_sd(precision)} | {mean_sd(unseen)} |")
 
 
-def table(rows: list[tuple[str, str, str]], fractions: tuple[tuple[str, str], ...]) -> None:
+def table(rows: list[tuple[str, str, str]], fractions: tuple[tuple[str, str], ...], same_seeds: bool = False) -> None:
+    """The rows' cells by fraction, paired with the first row's; with ``same_seeds``, only the
+    seeds the last row has at that fraction (a new condition beside rows with more seeds)."""
     print(HEADER)
     label0, name0, condition0 = rows[0]
     baseline = {(r["fraction"], r["seed"]): r for r in read(name0) if r["condition"] == condition0}
     for fraction, shown in fractions:
+        last = {r["seed"] for r in read(rows[-1][1]) if r["fraction"] == fraction and r["condition"] == rows[-1][2]}
         for label, name, condition in rows:
-            cells = [r for r in read(name) if r["fraction"] == fraction and r["condition"] == condition]
+            cells = [r for r in read(name) if r["fraction"] == fraction and r["condition"] == condition
+                     and (not same_seeds or r["seed"] in last)]
             if not cells:
                 continue
             f1 = [float(r["test_f1"]) for r in cells]
@@ -166,7 +181,7 @@ def table(rows: list[tuple[str, str, str]], fractions: tuple[tuple[str, str], ..
                 print(f"{line}  |  | {100 * precision:.1f} | {mean_sd(unseen)} |  |")
                 continue
             # summarize's paired test, with this table's baseline standing as gold
-            gold = [{**r, "condition": "gold"} for (f, _), r in baseline.items() if f == fraction]
+            gold = [{**r, "condition": "gold"} for (f, seed), r in baseline.items() if f == fraction and (not same_seeds or seed in last)]
             by = {c.metric: c for c in paired(gold + [{**r, "condition": "records"} for r in cells])}
             f1, recall = by["test_f1"], by["unseen_recall"]
             p = float("nan") if f1.p is None else f1.p
