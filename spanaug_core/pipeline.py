@@ -7,7 +7,9 @@ keep the candidate whose scores, weighted by ``rerank``, sum highest (the paper 
 one the aligner likes best: ``rerank={"alignment": 1}``) among those the filters accept
 (``filter_candidates``; the paper filters only the kept one); emit it as an ``Augmented``
 record, with the source's other spans found in it (``carry``); add the aligned phrase's
-expansions to the avoid set. Candidates are tokenized as their source (``source_tokens``).
+expansions to the avoid set. With ``per_round`` above 1 the round also keeps its next
+candidates that the filters accept and that write what the avoid set would not bar
+(``_more``). Candidates are tokenized as their source (``source_tokens``).
 A span found on function words alone, for a source span with a content word, counts as
 not found (``content_targets``). A job stops early when nothing aligns, when the decoder finds nothing, or when the avoid set
 stops growing, and the reason is reported.

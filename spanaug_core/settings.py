@@ -55,8 +55,8 @@ class PipelineSettings(BaseModel):
         default=1,
         ge=1,
         description="records a round may keep (the paper: 1): above 1, after its choice also the next candidates, best "
-        "first, that the filters accept and whose rewritten span is new to the job (other words; a whole-sentence job: "
-        "another sentence), so one decode yields up to this many (docs/results/per-round.md)",
+        "first, that the filters accept and whose phrase for the span holds nothing the avoid set would then bar (a "
+        "whole-sentence job: a sentence not yet written), so one decode yields up to this many (docs/results/per-round.md)",
         json_schema_extra=flag("--per-round"),
     )
     chain: bool = Field(
