@@ -170,15 +170,16 @@ class Journal:
 
 def _changed(before: dict[str, Any], now: dict[str, Any]) -> list[str]:
     """The fingerprint keys whose values differ, a table's entries named inside it
-    (``decoder_config.avoid_hint``). A key added to the fingerprint since the journal was
-    written cannot be checked against it, so only the journal's keys are compared."""
+    (``decoder_config.avoid_hint``). A key added to the fingerprint or to one of its tables
+    since the journal was written cannot be checked against it, so only the journal's keys
+    are compared."""
     out: list[str] = []
     for key, old in before.items():
         new = now.get(key)
         if old == new:
             continue
         if isinstance(old, dict) and isinstance(new, dict):
-            out += [f"{key}.{sub}" for sub in sorted({*old, *new}) if old.get(sub) != new.get(sub)]
+            out += [f"{key}.{sub}" for sub in sorted(old) if old[sub] != new.get(sub)]
         else:
             out.append(key)
     return sorted(out)

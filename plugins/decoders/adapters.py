@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from spanaug_core.errors import ConfigError
 from spanaug_core.protocols import ProgressCallback
-from spanaug_core.text import placeholders
+from spanaug_core.text import placeholders, tokenize
 from spanaug_core.types import DecodeRequest
 from spanaug_shared.weights import Quantize, load_weights, resolve_dtype
 
@@ -54,6 +54,12 @@ DEFAULT_AVOID_HINT = "\nReplace {avoid} with a word or phrase of the same meanin
 # word the label's lexicon lists is a word that keeps the label (FrameNet: "attempts" for
 # efforts, where the model alone wrote "ability"; docs/results/framenet-lexicon.md).
 DEFAULT_PREFER_HINT = " (such as {words})"
+# How many characters of avoided phrases the avoid hint names before it names one form per
+# phrase, and then only what fits. Every row of a decoding batch is as wide in the model's
+# cache as its longest prompt, so one request whose avoid set has grown to hundreds of long
+# phrases once filled 24 GB (docs/results/per-round.md); the measured hint, naming every form,
+# is far below this (docs/results/avoid-hint.md).
+DEFAULT_AVOID_HINT_CHARS = 240
 Example = tuple[str, str]
 # Hand-written (sentence, paraphrase) turns shown before the sentence to paraphrase. Each
 # paraphrase keeps every fact, name and number of its sentence (the cause of the first, which
@@ -100,6 +106,40 @@ def prefer_hint_problem(hint: str) -> str | None:
 
 def _quoted(words: Sequence[str]) -> str:
     return ", ".join(f'"{w}"' for w in words)
+
+
+def hint_names(avoid: Sequence[str], budget: int) -> list[str]:
+    """The avoided phrases an avoid hint names: each once, case folded ("Bought" and "bought"
+    are one word to a reader). When they add up to more than ``budget`` characters, one form
+    of each phrase ("weapon of mass destruction" stands for "weapons of masses destruction"),
+    in order, as many as fit (the first always). The avoid constraint blocks every form anyway.
+    """
+    shown = list(dict.fromkeys(" ".join(p.split()).lower() for p in avoid))
+    if sum(map(len, shown)) <= budget:
+        return shown
+    distinct: list[str] = []
+    for phrase in shown:
+        if not any(_forms_of_one(phrase, other) for other in distinct):
+            distinct.append(phrase)
+    named: list[str] = []
+    for phrase in distinct:
+        if named and sum(map(len, named)) + len(phrase) > budget:
+            break
+        named.append(phrase)
+    return named
+
+
+def _forms_of_one(a: str, b: str) -> bool:
+    """Whether two phrases are the same words but for inflection (word by word, a shared lemma)."""
+    words_a, words_b = tokenize(a), tokenize(b)
+    return len(words_a) == len(words_b) and all(x == y or _lemmas(x) & _lemmas(y) for x, y in zip(words_a, words_b))
+
+
+@functools.lru_cache(maxsize=65536)
+def _lemmas(word: str) -> frozenset[str]:
+    from lemminflect import getAllLemmas
+
+    return frozenset(lemma for group in getAllLemmas(word).values() for lemma in group)
 
 
 class Session(Protocol):
@@ -285,8 +325,9 @@ class ChatAdapter(Adapter):
     ``system`` and ``prompt`` (with ``{text}``) make the instruction, ``examples`` (sentence,
     paraphrase) pairs are shown as earlier turns (few-shot); a model without a chat template
     gets the examples and ``prompt`` as plain text. ``avoid_hint`` (with ``{avoid}``) follows
-    the sentence when its request avoids words ("" for never); its ``{prefer}`` is
-    ``prefer_hint`` naming the request's preferred words (``{words}``), or "" when it has none.
+    the sentence when its request avoids words ("" for never), naming them as ``hint_names``
+    does within ``avoid_hint_chars``; its ``{prefer}`` is ``prefer_hint`` naming the request's
+    preferred words (``{words}``), or "" when it has none.
     """
 
     def __init__(
@@ -299,6 +340,7 @@ class ChatAdapter(Adapter):
         examples: Sequence[Example] = (),
         avoid_hint: str = "",
         prefer_hint: str = "",
+        avoid_hint_chars: int = DEFAULT_AVOID_HINT_CHARS,
     ) -> None:
         # The answer is one line: a token with a line break ends it as the end-of-turn token
         # does. Otherwise a model whose end is held back (a positive constraint not yet met)
@@ -310,7 +352,7 @@ class ChatAdapter(Adapter):
             if problem:
                 raise ConfigError(f"{problem} (got {hint!r})")
         self.system, self.prompt, self.examples = system, prompt, tuple(examples)
-        self.avoid_hint, self.prefer_hint = avoid_hint, prefer_hint
+        self.avoid_hint, self.prefer_hint, self.avoid_hint_chars = avoid_hint, prefer_hint, avoid_hint_chars
         self._prefix_ids: list[int] | None = None
         self._prefix_kv: list[tuple[torch.Tensor, torch.Tensor]] | None = None
         tokenizer.padding_side = "left"
@@ -319,11 +361,10 @@ class ChatAdapter(Adapter):
 
     def message(self, text: str, avoid: Sequence[str] = (), prefer: Sequence[str] = ()) -> str:
         """The user's message for one sentence: the prompt, then the avoid hint naming the
-        avoided phrases once each (case folded: "Bought" and "bought" are one word to a reader)
-        and, where it has ``{prefer}``, the preferred words."""
+        avoided phrases (``hint_names``) and, where it has ``{prefer}``, the preferred words."""
         message = self.prompt.format(text=text)
         if avoid and self.avoid_hint:
-            shown = list(dict.fromkeys(" ".join(p.split()).lower() for p in avoid))
+            shown = hint_names(avoid, self.avoid_hint_chars)
             offered = self.prefer_hint.format(words=_quoted(prefer)) if prefer and self.prefer_hint else ""
             message += self.avoid_hint.format(avoid=_quoted(shown), prefer=offered)
         return message
@@ -696,6 +737,7 @@ def load(
     examples: Sequence[Example] = (),
     avoid_hint: str = "",
     prefer_hint: str = "",
+    avoid_hint_chars: int = DEFAULT_AVOID_HINT_CHARS,
     progress: ProgressCallback | None = None,
 ) -> Adapter:
     """An adapter for a preset, a local folder or GGUF file, or (with network) a hub id.
@@ -704,14 +746,14 @@ def load(
     decoder with the same model shares them, whatever its prompt settings.
     """
     shots = tuple((str(a), str(b)) for a, b in examples)
-    key = (name_or_path, resolve_dtype(dtype, device), device, quantize, system, prompt, shots, avoid_hint, prefer_hint)
+    key = (name_or_path, resolve_dtype(dtype, device), device, quantize, system, prompt, shots, avoid_hint, prefer_hint, avoid_hint_chars)
     if key not in _LOADED:
         model, tokenizer = load_weights(name_or_path, dtype, device, progress, quantize)
         end_ids = _end_ids(model, tokenizer)
         _LOADED[key] = (
             Seq2SeqAdapter(model, tokenizer, end_ids)
             if model.config.is_encoder_decoder
-            else ChatAdapter(model, tokenizer, end_ids, system, prompt, shots, avoid_hint, prefer_hint)
+            else ChatAdapter(model, tokenizer, end_ids, system, prompt, shots, avoid_hint, prefer_hint, avoid_hint_chars)
         )
     return _LOADED[key]
 

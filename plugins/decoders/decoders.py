@@ -50,6 +50,7 @@ from spanaug_core.types import Candidate, DecodeRequest
 from spanaug_shared.weights import QUANTIZE_HELP, Quantize, check_quantize
 from spanaug_decoders.adapters import (
     DEFAULT_AVOID_HINT,
+    DEFAULT_AVOID_HINT_CHARS,
     DEFAULT_PREFER_HINT,
     DEFAULT_PROMPT,
     DEFAULT_SYSTEM,
@@ -202,6 +203,12 @@ class HFDecoderConfig(DecoderConfig):
         default=DEFAULT_PREFER_HINT,
         description="chat models: the avoid hint's {prefer} when the run's lexicon offers words, which fill {words} (\"\" for none)",
     )
+    avoid_hint_chars: int = Field(
+        default=DEFAULT_AVOID_HINT_CHARS,
+        ge=1,
+        description="chat models: past this many characters of avoided phrases, the avoid hint names one form of each, "
+        "as many as fit (a long prompt widens every row of the batch in memory)",
+    )
 
     @field_validator("avoid_hint", "prefer_hint")
     @classmethod
@@ -249,6 +256,7 @@ class _HFDecoder:
                 examples=self.config.examples,
                 avoid_hint=self.config.avoid_hint,
                 prefer_hint=self.config.prefer_hint,
+                avoid_hint_chars=self.config.avoid_hint_chars,
                 progress=self.progress,
             )
         return self._adapter

@@ -248,3 +248,7 @@ def test_a_journal_refuses_a_changed_decoder_default_and_ignores_a_key_added_sin
         Journal(out, {"seed": 0, "decoder_config": {"beam_size": 10, "avoid_hint": "new"}}).open(resume=True, overwrite=False)
     interrupted_run({"seed": 0})  # as a journal written before decoder_config was kept
     assert Journal(out, made).open(resume=True, overwrite=False) == 1
+    # A decoder option added since (avoid_hint_chars) is not compared either.
+    interrupted_run(made)
+    grown = {"seed": 0, "decoder_config": {**made["decoder_config"], "avoid_hint_chars": 240}}
+    assert Journal(out, grown).open(resume=True, overwrite=False) == 1

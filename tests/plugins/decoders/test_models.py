@@ -10,7 +10,7 @@ from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast,
 from spanaug_core.errors import ConfigError
 from spanaug_core.text import contains_phrase
 from spanaug_core.types import Constraints, DecodeRequest
-from spanaug_decoders.adapters import ChatAdapter, Seq2SeqAdapter
+from spanaug_decoders.adapters import ChatAdapter, Seq2SeqAdapter, hint_names
 from spanaug_decoders.decoders import HFBeamDecoder, VDBADecoder, echoes, repeated_ngrams, sentence_breaks, strip_preamble
 from spanaug_decoders.tries import NegativeTrie, PositiveTrie
 from spanaug_decoders.vdba import SearchOptions, search
@@ -417,6 +417,25 @@ def test_the_avoid_hint_names_each_avoided_phrase_once_after_the_sentence(tokeni
     assert session.prefilled == len(hinted.prompt_ids("red house", ["house"])) - len(hinted.prefix_ids)
     with pytest.raises(ConfigError, match="hint must contain the placeholder {avoid}"):
         ChatAdapter(plain.model, tokenizer, [EOS], system="", prompt=plain.prompt, avoid_hint="no placeholder")
+
+
+def test_a_long_avoid_set_is_named_one_form_a_phrase_within_the_budget():
+    forms = ["weapons of mass destruction", "Weapons of mass destruction", "weapon of masses destructions", "arms", "arm", "WMD"]
+    # Within the budget every form is named, once each case folded (the measured hint).
+    assert hint_names(forms, 240) == ["weapons of mass destruction", "weapon of masses destructions", "arms", "arm", "wmd"]
+    # Past it, one form a phrase: an inflection of a named phrase is left to the constraint.
+    assert hint_names(forms, 40) == ["weapons of mass destruction", "arms", "wmd"]
+    # Then as many as fit, in order; the first is named whatever its length.
+    assert hint_names(forms, 30) == ["weapons of mass destruction"]
+    assert hint_names(forms, 1) == ["weapons of mass destruction"]
+    # Words that only look alike are not folded: "mass" and "massive" have no lemma in common.
+    assert hint_names(["mass effect", "massive effect", "x" * 40], 30) == ["mass effect", "massive effect"]
+
+
+def test_the_adapter_keeps_its_avoid_hint_within_the_budget(tokenizer):
+    plain = tiny_llama(tokenizer, 2, "the small dog saw {text} and")
+    hinted = ChatAdapter(plain.model, tokenizer, [EOS], system="", prompt=plain.prompt, avoid_hint=" not {avoid}", avoid_hint_chars=7)
+    assert hinted.render("red house", ["house", "houses", "hut"]) == 'the small dog saw red house and not "house"'
 
 
 def test_the_avoid_hint_offers_a_lexicon_s_words_where_it_says_so(tokenizer):
