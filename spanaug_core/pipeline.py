@@ -505,8 +505,9 @@ class Pipeline:
         return job.stopped
 
     def _more(self, attempt: Attempt, choices: Sequence[Choice], kept: Choice, context: FilterContext) -> list[tuple[Choice, Augmented]]:
-        """A round's further records (``per_round``) beside ``kept``, its choice: the next choices,
-        best first, that the filters accept and that write what the job has not.
+        """A round's further records (``per_round``) beside ``kept``, its choice: the choices after
+        it, best first, that the filters accept and that write what the job has not. (Those
+        before it the filters dropped, against fewer earlier outputs than they would see here.)
 
         A span job's phrase for its target must hold nothing the next round's avoid set would
         bar after the round's earlier records ("review the results" is not new after "review
@@ -523,7 +524,8 @@ class Pipeline:
         barred = [*job.avoid, *self._barred(job, kept)]
         written = {normalize(text, case_sensitive=False) for text in earlier}
         more: list[tuple[Choice, Augmented]] = []
-        for other in choices:
+        after = next(i for i, choice in enumerate(choices) if choice is kept) + 1
+        for other in choices[after:]:
             if len(more) == wanted:
                 break
             if other.span is None:

@@ -114,7 +114,10 @@ class _RejectWord:
     def __init__(self, word: str) -> None:
         self.word = word
 
+        self.checked: list[str] = []
+
     def check(self, record, context):
+        self.checked.append(" ".join(record.tokens))
         return f"has {self.word!r}" if self.word in record.tokens else None
 
 
@@ -159,6 +162,11 @@ def test_per_round_keeps_the_rounds_next_new_phrases_too() -> None:
     # The filters judge the further records too; one they drop makes way for the next.
     pipe = make(iterations=1, per_round=2, filters=[_RejectWord("verify")])
     assert [r.tokens[3] for r in pipe.run([corroborate()])] == ["confirm", "support"]
+    # The further records come after the round's choice: a candidate dropped before it is not judged again.
+    no_confirm = _RejectWord("confirm")
+    pipe = make(iterations=1, per_round=2, filters=[no_confirm])
+    assert [r.tokens[3] for r in pipe.run([corroborate()])] == ["verify", "support"]
+    assert [text.split()[3] for text in no_confirm.checked] == ["confirm", "verify", "support"]
     # Another form of a phrase the round kept is nothing new ("confirms" after "confirm").
     attest = Example(id="a", tokens=("They", "attest", "it", "."), spans=(Span(start=1, end=2, label="Evidence", role="target"),))
     pipe = make(iterations=1, per_round=3)
