@@ -57,7 +57,7 @@ DEFAULT_PREFER_HINT = " (such as {words})"
 # How many characters of avoided phrases the avoid hint names before it names one form per
 # phrase, and then only what fits. Every row of a decoding batch is as wide in the model's
 # cache as its longest prompt, so one request whose avoid set has grown to hundreds of long
-# phrases once filled 24 GB (docs/results/per-round.md); the measured hint, naming every form,
+# phrases once filled 24 GB (docs/results/per-round.md#memory); the measured hint, naming every form,
 # is far below this (docs/results/avoid-hint.md).
 DEFAULT_AVOID_HINT_CHARS = 240
 Example = tuple[str, str]
@@ -111,7 +111,7 @@ def _quoted(words: Sequence[str]) -> str:
 def hint_names(avoid: Sequence[str], budget: int) -> list[str]:
     """The avoided phrases an avoid hint names: each once, case folded ("Bought" and "bought"
     are one word to a reader). When they add up to more than ``budget`` characters, one form
-    of each phrase ("weapon of mass destruction" stands for "weapons of masses destruction"),
+    of each phrase, the first ("weapons of mass destruction" stands for "weapon of masses destructions"),
     in order, as many as fit (the first always). The avoid constraint blocks every form anyway.
     """
     shown = list(dict.fromkeys(" ".join(p.split()).lower() for p in avoid))
