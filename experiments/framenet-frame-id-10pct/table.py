@@ -166,10 +166,11 @@ def table(rows: list[tuple[str, str, str]], fractions: tuple[tuple[str, str], ..
     label0, name0, condition0 = rows[0]
     baseline = {(r["fraction"], r["seed"]): r for r in read(name0) if r["condition"] == condition0}
     for fraction, shown in fractions:
-        last = {r["seed"] for r in read(rows[-1][1]) if r["fraction"] == fraction and r["condition"] == rows[-1][2]}
+        # Only with same_seeds: the seeds the last row has here (None: every seed counts).
+        last = {r["seed"] for r in read(rows[-1][1]) if r["fraction"] == fraction and r["condition"] == rows[-1][2]} if same_seeds else None
         for label, name, condition in rows:
             cells = [r for r in read(name) if r["fraction"] == fraction and r["condition"] == condition
-                     and (not same_seeds or r["seed"] in last)]
+                     and (last is None or r["seed"] in last)]
             if not cells:
                 continue
             f1 = [float(r["test_f1"]) for r in cells]
@@ -181,7 +182,7 @@ def table(rows: list[tuple[str, str, str]], fractions: tuple[tuple[str, str], ..
                 print(f"{line}  |  | {100 * precision:.1f} | {mean_sd(unseen)} |  |")
                 continue
             # summarize's paired test, with this table's baseline standing as gold
-            gold = [{**r, "condition": "gold"} for (f, seed), r in baseline.items() if f == fraction and (not same_seeds or seed in last)]
+            gold = [{**r, "condition": "gold"} for (f, seed), r in baseline.items() if f == fraction and (last is None or seed in last)]
             by = {c.metric: c for c in paired(gold + [{**r, "condition": "records"} for r in cells])}
             f1, recall = by["test_f1"], by["unseen_recall"]
             p = float("nan") if f1.p is None else f1.p

@@ -122,10 +122,12 @@ def hint_names(avoid: Sequence[str], budget: int) -> list[str]:
         if not any(_forms_of_one(phrase, other) for other in distinct):
             distinct.append(phrase)
     named: list[str] = []
+    used = 0
     for phrase in distinct:
-        if named and sum(map(len, named)) + len(phrase) > budget:
+        if named and used + len(phrase) > budget:
             break
         named.append(phrase)
+        used += len(phrase)
     return named
 
 

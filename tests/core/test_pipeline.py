@@ -113,7 +113,6 @@ class _RejectWord:
 
     def __init__(self, word: str) -> None:
         self.word = word
-
         self.checked: list[str] = []
 
     def check(self, record, context):
