@@ -13,18 +13,20 @@ the encoder runs once, the decoder reuses its self- and cross-attention cache; s
 join only an empty session) and ``ChatAdapter`` for decoder-only chat models prompted to
 paraphrase (constraints and scores apply only to generated tokens). A chat session
 encodes the part of the prompt before the sentence once (the *prefix*: system message,
-template and instruction) and starts every sentence from a copy of its KV cache. Its
-cache is preallocated (``_RowCache``): every row writes its next token at one shared
-column, new sentences join right-aligned to it (the columns before a row's prompt are
-masked, so each row attends to its own tokens only), and the beam's reorder is one
-gather into a second buffer. ``load`` builds either over weights from
-``spanaug_shared.weights`` (a preset, a local folder or GGUF file, or a hub id).
+template and instruction), and every row attends that one copy of its keys and values
+(``prefix_attention``) before its own. Its cache of the rest is preallocated
+(``_RowCache``): every row writes its next token at one shared column, new sentences join
+right-aligned to it (the columns before a row's prompt are masked, so each row attends to
+its own tokens only), and the beam's reorder is one gather into a second buffer. ``load``
+builds either over weights from ``spanaug_shared.weights`` (a preset, a local folder or
+GGUF file, or a hub id).
 """
 
 from __future__ import annotations
 
 import functools
 import inspect
+import logging
 import weakref
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
@@ -34,10 +36,14 @@ from spanaug_core.errors import ConfigError
 from spanaug_core.protocols import ProgressCallback
 from spanaug_core.text import placeholders, tokenize
 from spanaug_core.types import DecodeRequest
+from spanaug_decoders import prefix_attention
+from spanaug_decoders.prefix_attention import SharedPrefix
 from spanaug_shared.weights import Quantize, load_weights, resolve_dtype
 
 if TYPE_CHECKING:
     import torch
+
+log = logging.getLogger(__name__)
 
 DEFAULT_SYSTEM = (
     "You rewrite sentences. Answer with exactly one paraphrase of the user's sentence that keeps its meaning: "
@@ -305,6 +311,11 @@ class _Seq2SeqSession:
 # Pairs scored per forward pass by ChatAdapter.forced_logprobs: the kept logits ([rows, answer
 # length, vocabulary], ~0.6 MB per token and row for Qwen's 152k entries) stay small.
 _FORCED_ROWS = 8
+# How far, relative to its largest value, shared-prefix attention's output may differ from
+# the model's own in any layer of the check: float32 sums taken in another order differ by
+# about 1e-6, half-precision ones by a few of the dtype's epsilons (bfloat16's is 8e-3), and
+# an attention that gets the model wrong by tenths. Four epsilons, and at least 1e-3.
+_PREFIX_EPSILONS = 4
 
 
 # Per tokenizer (and its size, should tokens be added): decoding a whole vocabulary is slow for
@@ -357,6 +368,7 @@ class ChatAdapter(Adapter):
         self.avoid_hint, self.prefer_hint, self.avoid_hint_chars = avoid_hint, prefer_hint, avoid_hint_chars
         self._prefix_ids: list[int] | None = None
         self._prefix_kv: list[tuple[torch.Tensor, torch.Tensor]] | None = None
+        self._shares_prefix: bool | None = None
         tokenizer.padding_side = "left"
         if tokenizer.pad_token_id is None:
             tokenizer.pad_token = tokenizer.eos_token
@@ -397,34 +409,31 @@ class ChatAdapter(Adapter):
         for start in range(0, len(pairs), _FORCED_ROWS):
             chunk = pairs[start : start + _FORCED_ROWS]
             answers = [self.tokenizer(output, add_special_tokens=False)["input_ids"] for _, output in chunk]
-            ids, mask, past = self.encode_prompts([self.prompt_ids(text) + answer for (text, _), answer in zip(chunk, answers)])
+            ids, mask, offset = self.encode_prompts([self.prompt_ids(text) + answer for (text, _), answer in zip(chunk, answers)])
             # Column -1 predicts the end; the len(answer) columns before it, the answer's tokens.
             keep = max(len(a) for a in answers) + 1
-            logits = _forward(self, ids, mask, past, keep).logits
+            logits = _forward(self, ids, mask, offset, keep).logits
             out += [self._answer_logprob(row[keep - len(answer) - 1 :], answer) for row, answer in zip(logits, answers)]
         return out
 
-    def encode_prompts(self, prompts: Sequence[Sequence[int]], share_prefix: bool = True) -> tuple[torch.Tensor, torch.Tensor, Any]:
-        """Token rows ready for one forward pass: ids [n, L] and mask [n, P + L] of ``prompts``
-        left-padded after the prefix ([prefix, pad..., rest]) and the prefix cache for n rows
-        (P = 0 and no cache when ``share_prefix`` is off or a prompt does not start with it)."""
+    def encode_prompts(self, prompts: Sequence[Sequence[int]], share_prefix: bool = True) -> tuple[torch.Tensor, torch.Tensor, int]:
+        """Token rows ready for one forward pass: ids [n, L] and mask [n, L] (0: padding) of
+        ``prompts`` less the shared prefix, left-padded, and the prefix's length P (0, and
+        the prompts whole, when ``share_prefix`` is off, the model cannot share a prefix, or
+        a prompt does not start with it)."""
         import torch
 
-        prefix = self.prefix_ids if share_prefix else []
+        prefix = self.prefix_ids if share_prefix and self.shares_prefix else []
         if prefix and not all(p[: len(prefix)] == prefix and len(p) > len(prefix) for p in prompts):
             prefix = []
         rests = [p[len(prefix) :] for p in prompts]
         width = max(len(r) for r in rests)
         ids = torch.full((len(prompts), width), int(self.tokenizer.pad_token_id), dtype=torch.long)
-        mask = torch.zeros(len(prompts), len(prefix) + width, dtype=torch.long)
-        mask[:, : len(prefix)] = 1
+        mask = torch.zeros(len(prompts), width, dtype=torch.long)
         for i, rest in enumerate(rests):
             ids[i, width - len(rest) :] = torch.tensor(rest)
-            mask[i, len(prefix) + width - len(rest) :] = 1
-        past = None
-        if prefix:
-            past = _cache([(k.expand(len(prompts), -1, -1, -1), v.expand(len(prompts), -1, -1, -1)) for k, v in self.prefix_cache()])
-        return ids.to(self.device), mask.to(self.device), past
+            mask[i, width - len(rest) :] = 1
+        return ids.to(self.device), mask.to(self.device), len(prefix)
 
     def prompt_ids(self, text: str, avoid: Sequence[str] = (), prefer: Sequence[str] = ()) -> list[int]:
         """The token ids of one sentence's whole prompt."""
@@ -443,7 +452,7 @@ class ChatAdapter(Adapter):
         return self._prefix_ids
 
     def prefix_cache(self) -> list[tuple[torch.Tensor, torch.Tensor]]:
-        """Per layer, (keys, values) [1, heads, P, dim] of ``prefix_ids``: computed once per adapter."""
+        """Per layer, (keys, values) [1, kv heads, P, dim] of ``prefix_ids``: computed once per adapter."""
         import torch
 
         if self._prefix_kv is None:
@@ -452,6 +461,49 @@ class ChatAdapter(Adapter):
                 out = self.model(input_ids=ids, use_cache=True, logits_to_keep=1)
             self._prefix_kv = _layers(getattr(out, self.cache_name))
         return self._prefix_kv
+
+    @property
+    def shares_prefix(self) -> bool:
+        """Whether rows attend one shared copy of the prefix (``prefix_attention``): the model's
+        attention function takes the wrapper, and in every layer it gives what the model's own
+        gives (``_prefix_agrees``). Checked once; where it fails, every prompt is encoded
+        whole, which costs the prefix's forward pass for each sentence."""
+        if self._shares_prefix is None:
+            self._shares_prefix = bool(self.prefix_ids) and prefix_attention.install(self.model) and self._prefix_agrees()
+            if not self._shares_prefix and self.prefix_ids:
+                log.warning(
+                    "%s: its attention cannot be given one shared copy of the prompt's prefix; "
+                    "every prompt is encoded whole (slower, same output)",
+                    type(self.model).__name__,
+                )
+        return self._shares_prefix
+
+    def _prefix_agrees(self) -> bool:
+        """Whether attention to the shared prefix gives, in every layer, what the model's own
+        attention gives over a copy of the prefix in the row (a probe prompt; the same
+        inputs, so int8's per-batch activation scales, which turn a difference of 1e-6 into
+        tenths of a nat, do not enter)."""
+        import torch
+        from transformers import DynamicCache
+
+        probe, prefix = self.prompt_ids(FEW_SHOT[1][0]), self.prefix_ids
+        if probe[: len(prefix)] != prefix:
+            return False
+        rest = torch.tensor([probe[len(prefix) :]], device=self.device)
+        check = prefix_attention.Probe(len(prefix), [])
+        try:
+            with torch.inference_mode():
+                self.model(
+                    input_ids=rest,
+                    attention_mask=torch.ones(1, len(probe), dtype=torch.long, device=self.device),
+                    position_ids=torch.arange(len(prefix), len(probe), device=self.device)[None],
+                    logits_to_keep=1,
+                    **{self.cache_name: DynamicCache(ddp_cache_data=self.prefix_cache()), prefix_attention.KEYWORD: check},
+                )
+        except (AttributeError, RuntimeError, TypeError):  # e.g. attention modules without a layer index
+            return False
+        tolerance = max(1e-3, _PREFIX_EPSILONS * torch.finfo(self.prefix_cache()[0][0].dtype).eps)
+        return len(check.differences) == len(self.prefix_cache()) and max(check.differences) <= tolerance
 
 
 class _ChatSession:
@@ -505,14 +557,15 @@ class _ChatSession:
         import torch
 
         prompts = [self.adapter.prompt_ids(r.text, r.constraints.avoid, r.constraints.prefer) for r in requests]
-        ids, mask, past = self.adapter.encode_prompts(prompts, self.share_prefix)
-        out = _forward(self.adapter, ids, mask, past, 1)
-        self.prefilled += int(mask[:, -ids.shape[1] :].sum())
+        ids, mask, offset = self.adapter.encode_prompts(prompts, self.share_prefix)
+        out = _forward(self.adapter, ids, mask, offset, 1)
+        self.prefilled += int(mask.sum())
         rows = torch.arange(len(requests), device=self.device).repeat_interleave(copies)
         layers = [(k[rows], v[rows]) for k, v in _layers(getattr(out, self.adapter.cache_name))]
         if self.cache is None:
-            self.cache = _RowCache(layers[0][0], len(layers))
-        self.cache.join(layers, mask[rows])
+            prefix = self.adapter.prefix_cache() if self.share_prefix and self.adapter.shares_prefix else None
+            self.cache = _RowCache(layers[0][0], len(layers), prefix)
+        self.cache.join(layers, mask[rows], offset)
         return out.logits[:, -1], rows
 
     def advance(self, rows: torch.Tensor, tokens: torch.Tensor) -> None:
@@ -524,6 +577,9 @@ class _ChatSession:
 class _RowCache:
     """A chat session's KV cache, preallocated: per layer keys and values [R, heads, T, dim].
 
+    With ``prefix`` (the adapter's ``prefix_cache``), rows that share it hold only the
+    columns after it and attend it through ``prefix_attention``.
+
     Rows 0..H-1 are the live hypotheses. Every row writes its next token at column ``end``;
     columns ``start``..``end`` are those some live row uses (``mask`` marks each row's own).
     A joining row's prompt is placed to end at ``end``, so rows of different ages share the
@@ -533,12 +589,13 @@ class _RowCache:
     grow when rows or columns run out: rows doubling, columns by a quarter.
     """
 
-    def __init__(self, like: torch.Tensor, layers: int) -> None:
-        self.layers, self.rows = layers, 0
+    def __init__(self, like: torch.Tensor, layers: int, prefix: list[tuple[torch.Tensor, torch.Tensor]] | None = None) -> None:
+        self.layers, self.rows, self.prefix = layers, 0, prefix
         self.heads, self.dim, self.dtype, self.device = like.shape[1], like.shape[3], like.dtype, like.device
         self.buffers: list[list[torch.Tensor]] = []  # two buffers, each [keys 0, values 0, keys 1, ...]
         self.mask: torch.Tensor | None = None  # [R, T] long; 0 marks a column a row does not use
         self.positions: torch.Tensor | None = None  # [R]: the position of each row's next token
+        self.shared: torch.Tensor | None = None  # [R] bool: the row's prompt starts with the shared prefix
         self.start = self.end = 0
 
     def layer(self, index: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -578,20 +635,23 @@ class _RowCache:
         buffers = [[torch.zeros(new_r, self.heads, new_t, self.dim, dtype=self.dtype, device=self.device) for _ in range(2 * self.layers)] for _ in range(2)]
         mask = torch.zeros(new_r, new_t, dtype=torch.long, device=self.device)
         positions = torch.zeros(new_r, dtype=torch.long, device=self.device)
+        shared = torch.zeros(new_r, dtype=torch.bool, device=self.device)
         if self.rows:
-            assert self.mask is not None and self.positions is not None
+            assert self.mask is not None and self.positions is not None and self.shared is not None
             for moved, kept in zip(buffers[0], self.buffers[0], strict=True):
                 moved[: self.rows, :, new] = kept[: self.rows, :, old]
             mask[: self.rows, new] = self.mask[: self.rows, old]
             positions[: self.rows] = self.positions[: self.rows]
-        self.buffers, self.mask, self.positions = buffers, mask, positions
+            shared[: self.rows] = self.shared[: self.rows]
+        self.buffers, self.mask, self.positions, self.shared = buffers, mask, positions, shared
         self.start, self.end = end - width, end
 
-    def join(self, layers: list[tuple[torch.Tensor, torch.Tensor]], mask: torch.Tensor) -> None:
-        """Append rows: per layer (keys, values) [n, heads, T', dim] and their ``mask`` [n, T'] (0: padding)."""
+    def join(self, layers: list[tuple[torch.Tensor, torch.Tensor]], mask: torch.Tensor, offset: int) -> None:
+        """Append rows: per layer (keys, values) [n, heads, T', dim] and their ``mask`` [n, T']
+        (0: padding), the tokens after the shared prefix's ``offset`` (0: the whole prompt)."""
         n, width = mask.shape
         self._reserve(self.rows + n, width, 1)
-        assert self.mask is not None and self.positions is not None
+        assert self.mask is not None and self.positions is not None and self.shared is not None
         rows, columns = slice(self.rows, self.rows + n), slice(self.end - width, self.end)
         for index, (keys, values) in enumerate(layers):
             key_buffer, value_buffer = self.layer(index)
@@ -599,7 +659,8 @@ class _RowCache:
             value_buffer[rows, :, columns] = values
         self.mask[rows] = 0
         self.mask[rows, columns] = mask
-        self.positions[rows] = mask.sum(1)
+        self.positions[rows] = mask.sum(1) + offset
+        self.shared[rows] = offset > 0
         self.start = min(self.start, self.end - width) if self.rows else self.end - width
         self.rows += n
 
@@ -611,14 +672,14 @@ class _RowCache:
         assert self.mask is not None and self.positions is not None
         h = self.rows
         self.mask[:h, self.end] = 1
+        mask = self.mask[:h, self.start : self.end + 1]
+        extra: dict[str, Any] = {adapter.cache_name: _column_cache_class()(self, h)}
+        if self.prefix is not None:
+            assert self.shared is not None
+            extra[prefix_attention.KEYWORD] = SharedPrefix(self.prefix, mask.bool(), self.shared[:h])
         with torch.inference_mode():
             out = adapter.model(
-                input_ids=ids,
-                attention_mask=self.mask[:h, self.start : self.end + 1],
-                position_ids=self.positions[:h, None],
-                use_cache=True,
-                logits_to_keep=1,
-                **{adapter.cache_name: _column_cache_class()(self, h)},
+                input_ids=ids, attention_mask=mask, position_ids=self.positions[:h, None], use_cache=True, logits_to_keep=1, **extra
             )
         self.positions[:h] += 1
         self.end += 1
@@ -628,7 +689,7 @@ class _RowCache:
         """Keep rows ``rows`` (LongTensor [H']), in that order."""
         import torch
 
-        assert self.mask is not None and self.positions is not None
+        assert self.mask is not None and self.positions is not None and self.shared is not None
         h, live = len(rows), slice(self.start, self.end)
         source, target = self.buffers
         for old, new in zip(source, target, strict=True):
@@ -636,6 +697,7 @@ class _RowCache:
         self.buffers = [target, source]
         self.mask[:h] = self.mask[rows]
         self.positions[:h] = self.positions[rows]
+        self.shared[:h] = self.shared[rows]
         shrunk, self.rows = h < self.rows, h
         if shrunk and h:
             # Columns no remaining row uses leave attention (rows that joined late were
@@ -677,17 +739,20 @@ def _column_cache_class() -> type:
     return ColumnCache
 
 
-def _forward(adapter: ChatAdapter, ids: torch.Tensor, mask: torch.Tensor, past: Any, keep: int) -> Any:
-    """A chat model's forward pass over ``ids`` [n, L] after ``past`` (``mask`` [n, past + L],
-    0 marks padding), with logits [n, keep, V] of the last ``keep`` columns only."""
+def _forward(adapter: ChatAdapter, ids: torch.Tensor, mask: torch.Tensor, offset: int, keep: int) -> Any:
+    """A chat model's forward pass over ``ids`` [n, L] (``mask`` [n, L], 0 marks padding) after
+    the shared prefix's first ``offset`` tokens (0: none), with logits [n, keep, V] of the
+    last ``keep`` columns only."""
     import torch
 
     # Positions count real tokens only, as transformers' generate does with left padding.
-    positions = (mask.cumsum(-1) - 1).clamp(min=0)[:, -ids.shape[1] :]
+    positions = (mask.cumsum(-1) - 1).clamp(min=0) + offset
+    extra = {}
+    if offset:
+        shared = torch.ones(len(ids), dtype=torch.bool, device=ids.device)
+        extra[prefix_attention.KEYWORD] = SharedPrefix(adapter.prefix_cache(), mask.bool(), shared)
     with torch.inference_mode():
-        return adapter.model(
-            input_ids=ids, attention_mask=mask, position_ids=positions, use_cache=True, logits_to_keep=keep, **{adapter.cache_name: past}
-        )
+        return adapter.model(input_ids=ids, attention_mask=mask, position_ids=positions, use_cache=True, logits_to_keep=keep, **extra)
 
 
 def cache_name(model: Any) -> str:
@@ -712,12 +777,6 @@ def _layers(cache: Any) -> list[tuple[torch.Tensor, torch.Tensor]]:
             )
         out.append((layer.keys, layer.values))
     return out
-
-
-def _cache(layers: list[tuple[torch.Tensor, torch.Tensor]]) -> Any:
-    from transformers import DynamicCache
-
-    return DynamicCache(ddp_cache_data=layers) if layers else None
 
 
 # -- loading -----------------------------------------------------------------------------

@@ -346,7 +346,7 @@ class VDBADecoder(_HFDecoder):
             default=True,
             description="refill a finished sentence's rows with the next request at once (False: fixed batches, the faster choice on a GPU; docs/decoding.md)",
         )
-        prefix_cache: bool = Field(default=True, description="chat models: encode the prompt's constant start once and share its cache")
+        prefix_cache: bool = Field(default=True, description="chat models: encode the prompt's constant start once and let every row attend that one copy (false: encode every prompt whole)")
 
     config: Config
 

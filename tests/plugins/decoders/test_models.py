@@ -268,6 +268,44 @@ def test_shared_prefix_gives_the_logits_of_the_whole_prompt(prompted):
     session.add([DecodeRequest(text="the cat sat on the mat")], 1)
     session.logprobs()
     assert session.prefilled == len(prompted.prompt_ids("the cat sat on the mat")) - 3  # the prefix ran once, before
+    assert prompted.shares_prefix and session.cache.end - session.cache.start == session.prefilled  # the rows hold no copy of it
+
+
+def test_forced_scores_after_a_shared_prefix_are_those_of_the_whole_prompt(tokenizer, prompted):
+    whole = tiny_llama(tokenizer, 1, "the small dog saw {text} and")
+    whole._shares_prefix = False
+    pairs = [("the cat sat", "a cat sat on the mat"), ("a small bird saw the big red house", "a bird ran")]
+    assert [s for s, _ in prompted.forced_logprobs(pairs)] == pytest.approx([s for s, _ in whole.forced_logprobs(pairs)], abs=1e-4)
+
+
+def test_other_users_of_the_weights_see_the_model_s_own_attention(tokenizer):
+    # The wrapper is installed in the model, which other decoders over the same weights share.
+    wrapped, plain = (tiny_llama(tokenizer, 1, "the small dog saw {text} and") for _ in range(2))
+    assert wrapped.shares_prefix and wrapped.model.config._attn_implementation != plain.model.config._attn_implementation
+    requests = [DecodeRequest(text=s, constraints=Constraints(avoid=("cat",))) for s in SOURCES]
+    config = HFBeamDecoder.Config(beam_size=3, max_length=6)
+    got, expected = (HFBeamDecoder(config, adapter=a).decode(requests, nbest=3) for a in (wrapped, plain))
+    assert [[c.text for c in cs] for cs in got] == [[c.text for c in cs] for cs in expected]
+
+
+def test_a_model_whose_attention_cannot_share_the_prefix_encodes_prompts_whole(tokenizer, prompted, monkeypatch, caplog):
+    from spanaug_decoders import prefix_attention
+
+    groups = [["the cat sat on the mat", "a bird"], ["cat"]]
+    eager = tiny_llama(tokenizer, 1, "the small dog saw {text} and")
+    eager.model.set_attn_implementation("eager")  # each model's own code: nothing to wrap
+    assert not eager.shares_prefix and "encoded whole" in caplog.text
+    for a, b in zip(_steps(eager, True, groups), _steps(prompted, True, groups), strict=True):
+        assert torch.allclose(a, b, atol=1e-5)
+    # An attention that would get the model wrong (here: blind to the prefix) fails the check.
+    real = prefix_attention.attend
+    monkeypatch.setattr(prefix_attention, "attend", lambda q, k, v, prefix, *rest: real(q, k, v, prefix._replace(shared=~prefix.shared), *rest))
+    wrong = tiny_llama(tokenizer, 1, "the small dog saw {text} and")
+    assert not wrong.shares_prefix
+    session = wrong.start()
+    session.add([DecodeRequest(text="the cat sat on the mat")], 1)
+    session.logprobs()
+    assert session.prefilled == len(wrong.prompt_ids("the cat sat on the mat"))
 
 
 @pytest.mark.parametrize("which", ["prompted", "t5"])
