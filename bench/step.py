@@ -50,7 +50,8 @@ from decoder import SENTENCES  # noqa: E402
 from spanaug_core.types import Constraints, DecodeRequest  # noqa: E402
 
 QWEN_1_5B = {"hidden_size": 1536, "intermediate_size": 8960, "num_hidden_layers": 28, "num_attention_heads": 12, "num_key_value_heads": 2}
-SEARCH_MODULES = ("tries", "adapters", "vdba")
+# prefix_attention is newer than some baselines: a revision without it is timed without it.
+SEARCH_MODULES = ("prefix_attention", "tries", "adapters", "vdba")
 
 
 def requests(n: int, avoid: int) -> list[DecodeRequest]:
@@ -80,17 +81,24 @@ def search_code(rev: str | None) -> dict[str, ModuleType]:
     folder = Path(tempfile.mkdtemp(prefix="spanaug-bench-")) / package
     folder.mkdir()
     (folder / "__init__.py").write_text("")
-    for name in SEARCH_MODULES:
-        (folder / f"{name}.py").write_text(module_text(rev, name).replace("spanaug_decoders.", f"{package}."))
+    present = {name: text for name in SEARCH_MODULES if (text := module_text(rev, name)) is not None}
+    if missing := {"tries", "adapters", "vdba"} - present.keys():
+        raise SystemExit(f"{rev}: no search code ({', '.join(sorted(missing))}.py not found)")
+    for name, text in present.items():
+        # Both import forms: "from spanaug_decoders.x import y" and "from spanaug_decoders import x".
+        text = text.replace("spanaug_decoders.", f"{package}.").replace("from spanaug_decoders import", f"from {package} import")
+        (folder / f"{name}.py").write_text(text)
     sys.path.insert(0, str(folder.parent))
-    return {name: importlib.import_module(f"{package}.{name}") for name in SEARCH_MODULES}
+    return {name: importlib.import_module(f"{package}.{name}") for name in present}
 
 
-def module_text(rev: str, name: str) -> str:
-    """The source of search module ``name`` at git revision ``rev``, or in folder ``rev``."""
+def module_text(rev: str, name: str) -> str | None:
+    """The source of search module ``name`` at git revision ``rev``, or in folder ``rev`` (None: it has none)."""
     if Path(rev).is_dir():
-        return (Path(rev) / f"{name}.py").read_text()
-    return subprocess.run(["git", "show", f"{rev}:plugins/decoders/{name}.py"], cwd=ROOT, check=True, capture_output=True, text=True).stdout
+        path = Path(rev) / f"{name}.py"
+        return path.read_text() if path.exists() else None
+    shown = subprocess.run(["git", "show", f"{rev}:plugins/decoders/{name}.py"], cwd=ROOT, capture_output=True, text=True)
+    return shown.stdout if shown.returncode == 0 else None
 
 
 def load_tokenizer(name_or_path: str) -> Any:
@@ -125,6 +133,10 @@ def build_model(args: argparse.Namespace, vocab: int) -> Any:
             model = Qwen2ForCausalLM(config)
     finally:
         torch.set_default_dtype(default)
+    if args.quantize == "int8":
+        from spanaug_shared.weights import quantize_int8
+
+        quantize_int8(model)
     return model.eval()
 
 
@@ -203,6 +215,7 @@ def main() -> None:
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--dtype", default="auto", choices=["auto", "float32", "bfloat16"])
     parser.add_argument("--full", action="store_true", help="Qwen2.5-1.5B's whole architecture (random weights)")
+    parser.add_argument("--quantize", default="none", choices=["none", "int8"], help="int8: linear layers as the decoder's quantize=int8 makes them (CPU)")
     parser.add_argument("--layers", type=int, default=2)
     parser.add_argument("--hidden", type=int, default=64)
     parser.add_argument("--sentences", type=int, default=80)
@@ -220,7 +233,8 @@ def main() -> None:
     if args.export:
         Path(args.export).mkdir(parents=True, exist_ok=True)
         for name in SEARCH_MODULES:
-            (Path(args.export) / f"{name}.py").write_text(module_text(args.baseline, name))
+            if (text := module_text(args.baseline, name)) is not None:
+                (Path(args.export) / f"{name}.py").write_text(text)
         return
 
     tokenizer = load_tokenizer(args.tokenizer)
@@ -241,7 +255,7 @@ def main() -> None:
             if name not in best or got["step_s"] < best[name]["step_s"]:
                 best[name] = got
     where = torch.cuda.get_device_name() if args.device.startswith("cuda") else f"CPU ({platform.machine()}, {torch.get_num_threads()} threads)"
-    shape = "Qwen2.5-1.5B (random weights)" if args.full else f"{args.layers} layers of {args.hidden}"
+    shape = ("Qwen2.5-1.5B (random weights)" if args.full else f"{args.layers} layers of {args.hidden}") + (", int8" if args.quantize == "int8" else "")
     print(f"{where}; {shape}, vocabulary {len(tokenizer)}; {args.sentences} sentences x beam {args.beam} = {args.sentences * args.beam} rows, "
           f"{args.avoid} avoid + 1 include phrases each; best of {args.rounds}, {args.steps - 1} steps")
     print(f"| code | step ms | forward ms | rest ms | rest us/row |")

@@ -84,7 +84,7 @@ def load_weights(
     key = (name_or_path, dtype, device, quantize)
     if key not in _WEIGHTS:
         model, tokenizer = _load(name_or_path, dtype, device, progress)
-        _WEIGHTS[key] = (_int8(model) if quantize == "int8" else model), tokenizer
+        _WEIGHTS[key] = (quantize_int8(model) if quantize == "int8" else model), tokenizer
     return _WEIGHTS[key]
 
 
@@ -94,7 +94,7 @@ def loaded(name_or_path: str) -> tuple[Any, Any] | None:
     return next((weights for (name, *_), weights in _WEIGHTS.items() if name == name_or_path), None)
 
 
-def _int8(model: Any) -> Any:
+def quantize_int8(model: Any) -> Any:
     """``model`` with its linear layers dynamically quantized to int8, a scale per output row (in place)."""
     import torch
     from torch.ao.quantization import per_channel_dynamic_qconfig, quantize_dynamic
