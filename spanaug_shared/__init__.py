@@ -11,6 +11,7 @@ the core and this layer, never another plugin; what two plugins both need lives 
 - ``tagging``: chunk tag schemes (IOB1, IOB2, BIOES) to spans and back, a tag column's options and steps
 - ``columns``: reading and writing column files (CoNLL formats)
 - ``postag``: part-of-speech tagging with spaCy or NLTK
+- ``lemmas``: a word's lemmas (lemminflect), cached
 - ``jsonlines``: JSONL files validated line by line
 - ``records``: a run's augmented records and manifest, read back
 - ``judgments``: human judgments of outputs (the learned filter's training data)

@@ -25,6 +25,7 @@ from pydantic import Field
 from spanaug_core.errors import ConfigError
 from spanaug_core.protocols import ComponentConfig
 from spanaug_core.text import is_content_word
+from spanaug_shared.lemmas import lemmas
 
 WN_POS = {"NOUN": "noun", "VERB": "verb", "ADJ": "adj", "ADV": "adv"}
 # The data files' pointer parts of speech; "s" (satellite adjective) lives in data.adj.
@@ -137,11 +138,9 @@ class WordNet:
     def senses(self, phrase: str) -> set[Sense]:
         """Every synset of ``phrase`` as written or lemmatized, in any part of speech; for a
         phrase WordNet does not list as a collocation, those of its content words."""
-        import lemminflect
-
         def of(word: str) -> set[Sense]:
             word = word.lower()
-            forms = {word} | {lemma for lemmas in lemminflect.getAllLemmas(word).values() for lemma in lemmas}
+            forms = {word} | lemmas(word)
             return {(pos, offset) for form in forms for pos in WN_POS.values() for offset in self.index[pos].get(form, ())}
 
         words = phrase.split()

@@ -38,6 +38,7 @@ from spanaug_core.text import placeholders, tokenize
 from spanaug_core.types import DecodeRequest
 from spanaug_decoders import prefix_attention
 from spanaug_decoders.prefix_attention import SharedPrefix
+from spanaug_shared.lemmas import lemmas
 from spanaug_shared.weights import Quantize, load_weights, resolve_dtype
 
 if TYPE_CHECKING:
@@ -140,14 +141,7 @@ def hint_names(avoid: Sequence[str], budget: int) -> list[str]:
 def _forms_of_one(a: str, b: str) -> bool:
     """Whether two phrases are the same words but for inflection (word by word, a shared lemma)."""
     words_a, words_b = tokenize(a), tokenize(b)
-    return len(words_a) == len(words_b) and all(x == y or _lemmas(x) & _lemmas(y) for x, y in zip(words_a, words_b))
-
-
-@functools.lru_cache(maxsize=65536)
-def _lemmas(word: str) -> frozenset[str]:
-    from lemminflect import getAllLemmas
-
-    return frozenset(lemma for group in getAllLemmas(word).values() for lemma in group)
+    return len(words_a) == len(words_b) and all(x == y or lemmas(x) & lemmas(y) for x, y in zip(words_a, words_b))
 
 
 class Session(Protocol):

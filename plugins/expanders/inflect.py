@@ -17,20 +17,21 @@ from pydantic import Field
 
 from spanaug_core.protocols import ComponentConfig
 from spanaug_core.text import detokenize, tokenize
+from spanaug_shared.lemmas import lemmas
 
 
 @lru_cache(maxsize=65536)
 def word_forms(word: str, oov: bool) -> tuple[str, ...]:
     """``word`` first, then the inflections of all its lemmas (lower case, as lemminflect gives them)."""
-    from lemminflect import getAllInflections, getAllInflectionsOOV, getAllLemmas
+    from lemminflect import getAllInflections, getAllInflectionsOOV
 
     lower = word.lower()
-    lemmas = {lemma for group in getAllLemmas(lower).values() for lemma in group}
+    known = lemmas(lower)
     forms: list[str] = [word]
-    for lemma in sorted(lemmas):
+    for lemma in sorted(known):
         forms.append(lemma)
         forms.extend(f for group in getAllInflections(lemma).values() for f in group)
-    if not lemmas and oov and lower.isalpha():
+    if not known and oov and lower.isalpha():
         for upos in ("VERB", "NOUN"):
             forms.extend(f for group in getAllInflectionsOOV(lower, upos).values() for f in group)
     return tuple(dict.fromkeys(forms))
