@@ -183,7 +183,12 @@ def run(code: dict[str, ModuleType], adapter: Any, clock: ForwardClock, reqs: li
         steps += 1
     sync()
     total = time.perf_counter() - t0
-    return {"steps": steps, "step_s": total / steps, "forward_s": clock.seconds / steps, "rows": len(reqs) * args.beam}
+    return {"steps": steps, "step_s": total / steps, "forward_s": clock.seconds / steps, "rows": len(reqs) * args.beam, "cache_mb": cache_mb(search.session)}
+
+
+def cache_mb(session: Any) -> float:
+    """Megabytes of a chat session's KV cache buffers (both of them: the reorder's double buffering)."""
+    return sum(t.numel() * t.element_size() for buffer in session.cache.buffers for t in buffer) / 1e6
 
 
 def throughput(code: dict[str, ModuleType], adapter: Any, reqs: list[DecodeRequest], args: argparse.Namespace) -> dict[str, float]:
@@ -258,12 +263,12 @@ def main() -> None:
     shape = ("Qwen2.5-1.5B (random weights)" if args.full else f"{args.layers} layers of {args.hidden}") + (", int8" if args.quantize == "int8" else "")
     print(f"{where}; {shape}, vocabulary {len(tokenizer)}; {args.sentences} sentences x beam {args.beam} = {args.sentences * args.beam} rows, "
           f"{args.avoid} avoid + 1 include phrases each; best of {args.rounds}, {args.steps - 1} steps")
-    print(f"| code | step ms | forward ms | rest ms | rest us/row |")
-    print("|---|---:|---:|---:|---:|")
+    print(f"| code | step ms | forward ms | rest ms | rest us/row | cache MB |")
+    print("|---|---:|---:|---:|---:|---:|")
     for name, got in best.items():
         rest = got["step_s"] - got["forward_s"]
         got["rest_s"] = rest
-        print(f"| {name} | {got['step_s'] * 1e3:.1f} | {got['forward_s'] * 1e3:.1f} | {rest * 1e3:.1f} | {rest / got['rows'] * 1e6:.1f} |")
+        print(f"| {name} | {got['step_s'] * 1e3:.1f} | {got['forward_s'] * 1e3:.1f} | {rest * 1e3:.1f} | {rest / got['rows'] * 1e6:.1f} | {got['cache_mb']:,.0f} |")
     summary: dict[str, Any] = {"device": where, "shape": shape, **{name: got for name, got in best.items()}}
     if "old" in best:
         summary["rest_ratio"] = best["new"]["rest_s"] / best["old"]["rest_s"]
