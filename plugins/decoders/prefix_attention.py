@@ -55,7 +55,8 @@ class Probe(NamedTuple):
 
 def install(model: Any) -> bool:
     """Make ``model`` call the wrapper around its own attention function (idempotent); False
-    where its function is not a registered one (``eager`` is each model's own code)."""
+    where its function is not a registered one (``eager`` is each model's own code) or the
+    model does not let it be set."""
     from transformers.masking_utils import ALL_MASK_ATTENTION_FUNCTIONS
     from transformers.modeling_utils import ALL_ATTENTION_FUNCTIONS, AttentionInterface
 
@@ -70,8 +71,11 @@ def install(model: Any) -> bool:
         # The model's own masks, so that calls without the keyword get what they always got.
         if own in ALL_MASK_ATTENTION_FUNCTIONS:
             ALL_MASK_ATTENTION_FUNCTIONS.register(name, ALL_MASK_ATTENTION_FUNCTIONS[own])
-    model.set_attn_implementation(name)
-    return True
+    try:
+        model.set_attn_implementation(name)
+    except ValueError:
+        return False
+    return bool(model.config._attn_implementation == name)
 
 
 def _wrapper(own: Callable[..., Any]) -> Callable[..., Any]:
@@ -94,8 +98,8 @@ def _compare(expected: torch.Tensor, query: torch.Tensor, key: torch.Tensor, val
     import torch
 
     n, p = len(query), probe.length
-    everything = torch.ones(n, key.shape[2] - p, dtype=torch.bool, device=query.device)
-    shared = SharedPrefix([(key[:1, :, :p], value[:1, :, :p])], everything, everything[:, 0])
+    seen = torch.ones(n, key.shape[2] - p, dtype=torch.bool, device=query.device)
+    shared = SharedPrefix([(key[:1, :, :p], value[:1, :, :p])], seen, seen[:, 0])
     got = attend(query, key[:, :, p:], value[:, :, p:], shared, 0, scaling)
     probe.differences.append(float((got.float() - expected.float()).abs().max() / expected.float().abs().max()))
 
