@@ -41,8 +41,9 @@ def main() -> None:
     seconds: dict[str, float] = {}
     texts: dict[str, list[list[str]]] = {}
     scores: dict[str, list[list[float]]] = {}
+    codes = {"old": search_code(args.baseline), "new": search_code(None)}
     for _ in range(args.rounds):
-        for name, code in (("old", search_code(args.baseline)), ("new", search_code(None))):
+        for name, code in codes.items():
             a = code["adapters"]
             adapter = a.ChatAdapter(model, tokenizer, [tokenizer.eos_token_id], a.DEFAULT_SYSTEM, a.DEFAULT_PROMPT, a.FEW_SHOT, a.DEFAULT_AVOID_HINT)
             decoder = VDBADecoder(VDBADecoder.Config(beam_size=args.beam, batch_size=args.sentences, max_length=args.max_length), adapter=adapter)

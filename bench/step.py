@@ -16,13 +16,15 @@ sentence early, so every step has the full batch). Forward hooks time the model'
 forward passes (synchronised on CUDA); the rest of the step is the bookkeeping.
 
 ``--baseline REV`` also runs the search code of git revision REV (``vdba.py``,
-``tries.py``, ``adapters.py`` taken from git into a temporary package; or from a folder
-that ``--export`` filled, where there is no git history) on the same model and
-requests, alternating with the working tree's, best of ``--rounds`` each.
+``tries.py``, ``adapters.py`` and, where REV has it, ``prefix_attention.py``, taken from
+git into a temporary package; or from a folder that ``--export`` filled, where there is
+no git history) on the same model and requests, alternating with the working tree's,
+best of ``--rounds`` each, and reports the size of each code's KV cache buffers.
 ``--requests N`` then decodes N requests through continuous batching, ``--batch`` in
 flight, with each code: requests an hour, prompts and joins included.
 
     .venv/bin/python bench/step.py --baseline c0ab539           # CPU proxy, thin layers
+    OMP_NUM_THREADS=2 .venv/bin/python bench/step.py --full --quantize int8 --sentences 20 --baseline bbbdd18  # as CPU runs decode
     python bench/step.py --device cuda --full --baseline DIR --requests 640 --batch 160  # on a GPU (bench/gpu.sh)
 """
 
