@@ -186,8 +186,8 @@ class Adapter(ABC):
     def start(self, share_prefix: bool = True) -> Session:
         """An empty session; sentences join it with ``Session.add``.
 
-        ``share_prefix``: chat models start each sentence from the cached prompt prefix
-        (False: encode every prompt whole, as a baseline).
+        ``share_prefix``: chat models encode the prompt prefix once and every row attends
+        that one copy (False: encode every prompt whole, as a baseline).
         """
 
     def encode_phrase(self, phrase: str) -> list[list[int]]:
