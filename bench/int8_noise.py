@@ -34,16 +34,14 @@ from spanaug_decoders.prefix_attention import SharedPrefix
 OTHER = "Our team won the championship after a long season, and the whole town celebrated for three days."
 
 
-def copied(adapter: ChatAdapter, rests: list[list[int]], scale: float = 1.0, shared: bool = False) -> torch.Tensor:
-    """Log-probabilities [V] of the first row's next token: ``rests`` (prompts less the
-    prefix) left-padded in one batch after the prefix, copied into each row's cache (keys
-    times ``scale``) or, with ``shared``, attended as one shared copy."""
-    n, width = len(rests), max(map(len, rests))
-    ids = torch.full((n, width), int(adapter.tokenizer.pad_token_id))
-    mask = torch.zeros(n, width, dtype=torch.long)
-    for i, rest in enumerate(rests):
-        ids[i, width - len(rest) :], mask[i, width - len(rest) :] = torch.tensor(rest), 1
-    p = len(adapter.prefix_ids)
+def copied(adapter: ChatAdapter, prompts: list[list[int]], scale: float = 1.0, shared: bool = False) -> torch.Tensor:
+    """Log-probabilities [V] of the first row's next token: ``prompts`` in one batch, what
+    follows the prefix left-padded as the decoder pads it, the prefix copied into each row's
+    cache (keys times ``scale``) or, with ``shared``, attended as one shared copy."""
+    ids, mask, p = adapter.encode_prompts(prompts)
+    if not p:
+        raise SystemExit("the prompts do not start with the adapter's prefix")
+    n = len(prompts)
     kwargs: dict[str, Any] = {}
     if shared:
         kwargs[prefix_attention.KEYWORD] = SharedPrefix(adapter.prefix_cache(), mask.bool(), torch.ones(n, dtype=torch.bool))
@@ -68,9 +66,8 @@ def main() -> None:
     if not adapter.shares_prefix:
         raise SystemExit(f"{args.model}: the adapter does not share its prefix")
     request = requests(1, 10)[0]
-    p = len(adapter.prefix_ids)
-    rest = adapter.prompt_ids(request.text, request.constraints.avoid)[p:]
-    other = adapter.prompt_ids(OTHER, request.constraints.avoid)[p:]
+    rest = adapter.prompt_ids(request.text, request.constraints.avoid)
+    other = adapter.prompt_ids(OTHER, request.constraints.avoid)
     plain = copied(adapter, [rest])
     top = plain.topk(20).indices
     ways = {

@@ -52,8 +52,9 @@ from decoder import SENTENCES  # noqa: E402
 from spanaug_core.types import Constraints, DecodeRequest  # noqa: E402
 
 QWEN_1_5B = {"hidden_size": 1536, "intermediate_size": 8960, "num_hidden_layers": 28, "num_attention_heads": 12, "num_key_value_heads": 2}
-# prefix_attention is newer than some baselines: a revision without it is timed without it.
 SEARCH_MODULES = ("prefix_attention", "tries", "adapters", "vdba")
+# Newer than some baselines: a revision without it is timed without it.
+OPTIONAL_MODULES = {"prefix_attention"}
 
 
 def requests(n: int, avoid: int) -> list[DecodeRequest]:
@@ -84,7 +85,7 @@ def search_code(rev: str | None) -> dict[str, ModuleType]:
     folder.mkdir()
     (folder / "__init__.py").write_text("")
     present = {name: text for name in SEARCH_MODULES if (text := module_text(rev, name)) is not None}
-    if missing := {"tries", "adapters", "vdba"} - present.keys():
+    if missing := set(SEARCH_MODULES) - OPTIONAL_MODULES - present.keys():
         raise SystemExit(f"{rev}: no search code ({', '.join(sorted(missing))}.py not found)")
     for name, text in present.items():
         # Both import forms: "from spanaug_decoders.x import y" and "from spanaug_decoders import x".

@@ -480,7 +480,7 @@ class ChatAdapter(Adapter):
         import torch
         from transformers import DynamicCache
 
-        probe, prefix = self.prompt_ids(FEW_SHOT[1][0]), self.prefix_ids
+        probe, prefix, layers = self.prompt_ids(FEW_SHOT[1][0]), self.prefix_ids, self.prefix_cache()
         if probe[: len(prefix)] != prefix:
             return False
         rest = torch.tensor([probe[len(prefix) :]], device=self.device)
@@ -492,12 +492,12 @@ class ChatAdapter(Adapter):
                     attention_mask=torch.ones(1, len(probe), dtype=torch.long, device=self.device),
                     position_ids=torch.arange(len(prefix), len(probe), device=self.device)[None],
                     logits_to_keep=1,
-                    **{self.cache_name: DynamicCache(ddp_cache_data=self.prefix_cache()), prefix_attention.KEYWORD: check},
+                    **{self.cache_name: DynamicCache(ddp_cache_data=layers), prefix_attention.KEYWORD: check},
                 )
         except (AttributeError, RuntimeError, TypeError):  # e.g. attention modules without a layer index
             return False
-        tolerance = max(1e-3, _PREFIX_EPSILONS * torch.finfo(self.prefix_cache()[0][0].dtype).eps)
-        return len(check.differences) == len(self.prefix_cache()) and max(check.differences) <= tolerance
+        tolerance = max(1e-3, _PREFIX_EPSILONS * torch.finfo(layers[0][0].dtype).eps)
+        return len(check.differences) == len(layers) and max(check.differences) <= tolerance
 
 
 class _ChatSession:
